@@ -1,0 +1,184 @@
+"""`toolroute …`: batch use of the router, the evaluation and the notebook pipeline.
+
+Every bad input ends in one message naming the file, line or id, and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from toolroute.cards import CatalogError
+from toolroute.config import toolcards_dir
+from toolroute.embeddings import offline_env
+from toolroute.evaluation.queries import QueryFileError
+
+EXIT_BAD_INPUT = 2
+
+
+def _add_router_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--catalog", default=str(toolcards_dir("insurance")),
+                   help="toolcards folder or JSON list of OpenAI tool schemas (default: toolcards/insurance)")
+    p.add_argument("--arm", choices=["dense", "bm25", "hybrid"], default="hybrid")
+    p.add_argument("--strategy", choices=["multi", "single"], default="multi")
+    p.add_argument("--fields", default="purpose,when_to_use,tags",
+                   help="card fields to embed, comma-separated (add when_not_to_use to test it)")
+    p.add_argument("--aggregation", choices=["max", "mean", "top2"], default="max")
+    p.add_argument("--embedder", default=None, help="e5-small (default), minilm, or st:<folder or hub id>")
+    p.add_argument("--dev", default=None, help="dev queries to fit the no-call rule on (default: the domain's dev.jsonl)")
+
+
+def _router_config(args):
+    from toolroute.routing import RouterConfig
+
+    return RouterConfig(catalog=args.catalog, arm=args.arm, granularity=args.strategy,
+                        fields=tuple(f.strip() for f in args.fields.split(",") if f.strip()),
+                        aggregation=args.aggregation, embedder=args.embedder, dev=args.dev)
+
+
+def _parse_ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(k) for k in text.split(",") if k.strip()})
+    except ValueError:
+        raise ValueError(f"--k must be comma-separated integers, got '{text}'") from None
+    if not ks or ks[0] < 1:
+        raise ValueError(f"--k must list positive integers, got '{text}'")
+    return ks
+
+
+def cmd_eval_retrieval(args) -> int:
+    from toolroute.evaluation.queries import load_queries
+    from toolroute.evaluation.retrieval import evaluate, failures
+    from toolroute.routing import build_router, open_catalog
+
+    ks = _parse_ks(args.k)
+    config = _router_config(args)
+    catalog = open_catalog(config.catalog)
+    queries = load_queries(args.queries, catalog.names)
+    router = build_router(config, catalog, progress=not args.json)
+    report = evaluate(router, queries, ks, ci=not args.no_ci)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+        return 0
+    print(f"{args.queries}: {report['n']} queries ({report['n_call']} call, {report['n_no_call']} no-call); "
+          f"arm={report['arm']} strategy={report['strategy']}")
+    ci = report.get("ci95", {})
+    for key in [f"recall@{k}" for k in ks] + ["hit@1", "mrr", "no_call_accuracy", "false_no_call_rate"]:
+        low, high = ci.get(key, (None, None))
+        interval = f"  [{low:.3f}, {high:.3f}]" if low is not None and low == low else ""
+        value = report[key]
+        print(f"  {key:<20} {value:.3f}{interval}" if value == value else f"  {key:<20} n/a")
+    if report["threshold"] is not None:
+        print(f"  no-call rule: P(call) < {report['threshold']:.3f} (fitted on {report['no_call_rule']['fitted_on']})")
+    wrong = failures(report, k=1)
+    if wrong and args.failures:
+        print(f"\nfailures at top-1 ({len(wrong)}):")
+        for row in wrong[: args.failures]:
+            print(f"  {row['id']}: expected {row['expected'] or '[no call]'} got {row['ranked'][:3]} ({row['why']})")
+    return 0
+
+
+def cmd_route(args) -> int:
+    from toolroute.routing import build_router
+
+    router = build_router(_router_config(args), progress=False)
+    result = router.route(args.query)
+    if args.json:
+        print(json.dumps(result.to_dict(args.k), ensure_ascii=False))
+        return 0
+    decision = "NO CALL" if result.no_call else "call"
+    prob = "" if result.call_probability is None else f" (P(call)={result.call_probability:.3f})"
+    print(f"{args.query}\n  decision: {decision}{prob}")
+    for rank, (name, score) in enumerate(result.ranked[: args.k], start=1):
+        print(f"  {rank}. {name:<40} {score:.4f}")
+    return 0
+
+
+def cmd_cards_validate(args) -> int:
+    from toolroute.routing import open_catalog
+
+    catalog = open_catalog(args.folder)
+    examples = sum(len(c.when_to_use) for c in catalog)
+    print(f"{args.folder}: {len(catalog)} cards, {examples} when_to_use examples, "
+          f"{len(catalog.confusion_pairs())} confusion pairs: OK")
+    return 0
+
+
+def cmd_leakage(args) -> int:
+    from toolroute.evaluation.leakage import NEAR_DUPLICATE, similar_pairs
+    from toolroute.evaluation.queries import load_queries
+    from toolroute.routing import open_catalog
+
+    catalog = open_catalog(args.catalog)
+    leaks = []
+    for path in args.queries:
+        queries = load_queries(path, catalog.names)
+        leaks.extend(similar_pairs([(q.id, q.query) for q in queries], catalog, args.threshold))
+    for p in leaks:
+        print(f"{p.query_id}: '{p.query}' ~ {p.tool}: '{p.example}' ({p.similarity:.2f})")
+    print(f"{len(leaks)} leaking pairs at similarity >= {args.threshold} (near-duplicate cut {NEAR_DUPLICATE})")
+    return 1 if leaks else 0
+
+
+def cmd_run(args) -> int:
+    from toolroute.pipeline import run_pipeline
+
+    run_dir = run_pipeline(args.params, run_id=args.run_id, resume=args.resume)
+    print(f"run written to {run_dir}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="toolroute", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("eval-retrieval", help="Recall@k, MRR, Hit@1, no-call accuracy on a query file")
+    p.add_argument("--queries", required=True, help="JSONL eval queries")
+    p.add_argument("--k", default="1,3,5,7,10")
+    p.add_argument("--json", action="store_true", help="print one JSON object (the contract)")
+    p.add_argument("--no-ci", action="store_true", help="skip bootstrap confidence intervals")
+    p.add_argument("--failures", type=int, default=20, help="list up to N failures (text output)")
+    _add_router_options(p)
+    p.set_defaults(func=cmd_eval_retrieval)
+
+    p = sub.add_parser("route", help="rank the tools for one query")
+    p.add_argument("query")
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--json", action="store_true")
+    _add_router_options(p)
+    p.set_defaults(func=cmd_route)
+
+    p = sub.add_parser("cards", help="ToolCard utilities")
+    cards_sub = p.add_subparsers(dest="cards_command", required=True)
+    v = cards_sub.add_parser("validate", help="validate a toolcards folder")
+    v.add_argument("folder", nargs="?", default=str(toolcards_dir("insurance")))
+    v.set_defaults(func=cmd_cards_validate)
+
+    p = sub.add_parser("leakage", help="exact and near-duplicate eval queries vs card examples")
+    p.add_argument("queries", nargs="+")
+    p.add_argument("--catalog", default=str(toolcards_dir("insurance")))
+    p.add_argument("--threshold", type=float, default=0.8)
+    p.set_defaults(func=cmd_leakage)
+
+    p = sub.add_parser("run", help="run the notebook pipeline with papermill into results/runs/<run-id>/")
+    p.add_argument("--params", default="notebooks/params/default.yaml")
+    p.add_argument("--run-id", default=None)
+    p.add_argument("--resume", action="store_true", help="skip notebooks whose outputs exist for the same parameters")
+    p.set_defaults(func=cmd_run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    offline_env()
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (CatalogError, QueryFileError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Evaluation: eval-query files, ranking metrics with bootstrap CIs, leakage checks, retrieval runs."""

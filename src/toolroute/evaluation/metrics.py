@@ -1,0 +1,108 @@
+"""Ranking metrics over tool routing, with bootstrap confidence intervals and paired comparisons.
+
+Definitions (the DESIGN contract): Recall@k on a multi-tool row counts only when *all* expected
+tools are in the top k; Hit@1 counts when the top tool is one of the expected; MRR uses the
+best-ranked expected tool. Tool metrics are over rows with expected tools; no-call accuracy is over
+rows with none (right when the router predicts no call). `false_no_call_rate` shows the price the
+no-call rule charges on call rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+DEFAULT_KS = (1, 3, 5, 7, 10)
+
+
+@dataclass(frozen=True)
+class RoutedRow:
+    id: str
+    expected: tuple[str, ...]
+    ranked: tuple[str, ...]
+    no_call_predicted: bool
+
+
+def row_scores(row: RoutedRow, ks: Sequence[int] = DEFAULT_KS) -> dict[str, float]:
+    """Per-row metric values (NaN where a metric does not apply to the row)."""
+    nan = float("nan")
+    if not row.expected:
+        out = {f"recall@{k}": nan for k in ks}
+        out.update({"hit@1": nan, "mrr": nan, "false_no_call": nan, "no_call_accuracy": float(row.no_call_predicted)})
+        return out
+    positions: dict[str, int] = {}
+    for i, name in enumerate(row.ranked):
+        positions.setdefault(name, i)
+    ranks = [positions.get(t) for t in row.expected]
+    out = {f"recall@{k}": float(all(r is not None and r < k for r in ranks)) for k in ks}
+    found = [r for r in ranks if r is not None]
+    out["hit@1"] = float(bool(row.ranked) and row.ranked[0] in row.expected)
+    out["mrr"] = 1.0 / (min(found) + 1) if found else 0.0
+    out["false_no_call"] = float(row.no_call_predicted)
+    out["no_call_accuracy"] = nan
+    return out
+
+
+def score_matrix(rows: Sequence[RoutedRow], ks: Sequence[int] = DEFAULT_KS) -> tuple[list[str], np.ndarray]:
+    per_row = [row_scores(r, ks) for r in rows]
+    names = list(per_row[0]) if per_row else []
+    return names, np.array([[r[n] for n in names] for r in per_row], dtype=float)
+
+
+def summarize(rows: Sequence[RoutedRow], ks: Sequence[int] = DEFAULT_KS) -> dict[str, float]:
+    """Point estimates: the mean of each metric over the rows it applies to."""
+    names, matrix = score_matrix(rows, ks)
+    out = {name: _nanmean(matrix[:, j]) for j, name in enumerate(names)}
+    out["false_no_call_rate"] = out.pop("false_no_call")
+    return out
+
+
+def bootstrap_ci(rows: Sequence[RoutedRow], ks: Sequence[int] = DEFAULT_KS, n_boot: int = 2000,
+                 seed: int = 0, level: float = 0.95) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap CIs, resampling queries (call and no-call rows resampled separately)."""
+    names, matrix = score_matrix(rows, ks)
+    rng = np.random.default_rng(seed)
+    call = np.flatnonzero([bool(r.expected) for r in rows])
+    nocall = np.flatnonzero([not r.expected for r in rows])
+    samples = np.empty((n_boot, len(names)))
+    for b in range(n_boot):
+        idx = np.concatenate([rng.choice(call, len(call)) if len(call) else call,
+                              rng.choice(nocall, len(nocall)) if len(nocall) else nocall])
+        samples[b] = [_nanmean(matrix[idx, j]) for j in range(len(names))]
+    alpha = (1 - level) / 2
+    out = {}
+    for j, name in enumerate(names):
+        col = samples[:, j][~np.isnan(samples[:, j])]
+        key = "false_no_call_rate" if name == "false_no_call" else name
+        out[key] = (float(np.quantile(col, alpha)), float(np.quantile(col, 1 - alpha))) if len(col) else (np.nan, np.nan)
+    return out
+
+
+def paired_comparison(rows_a: Sequence[RoutedRow], rows_b: Sequence[RoutedRow], metric: str,
+                      ks: Sequence[int] = DEFAULT_KS, n_boot: int = 5000, seed: int = 0) -> dict[str, float]:
+    """Arm B minus arm A on the same queries: mean difference, 95% paired-bootstrap CI, two-sided p."""
+    ids_a, ids_b = [r.id for r in rows_a], [r.id for r in rows_b]
+    if ids_a != ids_b:
+        raise ValueError("paired comparison needs the same queries in the same order for both arms")
+    names, ma = score_matrix(rows_a, ks)
+    _, mb = score_matrix(rows_b, ks)
+    j = names.index("false_no_call" if metric == "false_no_call_rate" else metric)
+    diff = mb[:, j] - ma[:, j]
+    diff = diff[~np.isnan(diff)]
+    if len(diff) == 0:
+        return {"metric": metric, "n": 0, "diff": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan}
+    rng = np.random.default_rng(seed)
+    boots = np.array([rng.choice(diff, len(diff)).mean() for _ in range(n_boot)])
+    observed = diff.mean()
+    # Two-sided p by the centred bootstrap: how often a resample strays as far from the mean as 0 is.
+    p = float(np.mean(np.abs(boots - observed) >= abs(observed))) if observed != 0 else 1.0
+    return {"metric": metric, "n": int(len(diff)), "diff": float(observed),
+            "ci_low": float(np.quantile(boots, 0.025)), "ci_high": float(np.quantile(boots, 0.975)),
+            "p_value": p, "wins_b": int((diff > 0).sum()), "wins_a": int((diff < 0).sum())}
+
+
+def _nanmean(values: np.ndarray) -> float:
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if len(values) else float("nan")

@@ -1,0 +1,89 @@
+"""Run a router over an eval-query file and report in the CLI contract's shape (plus CIs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from tqdm.auto import tqdm
+
+from toolroute.evaluation.metrics import DEFAULT_KS, RoutedRow, bootstrap_ci, summarize
+from toolroute.evaluation.queries import EvalQuery, file_fingerprint, load_queries
+from toolroute.router import RouteResult, ToolRouter
+
+
+def calibrate(router: ToolRouter, dev_path: str | Path, progress: bool = False):
+    """Use the no-call rule saved with the index for this exact dev file, or fit and save it."""
+    fingerprint = file_fingerprint(dev_path)
+    rule = router.load_no_call(fitted_on=fingerprint)
+    if rule is None:
+        dev = load_queries(dev_path, router.catalog.names)
+        rule = router.fit_no_call([q.query for q in dev], [q.is_call for q in dev], fitted_on=fingerprint)
+    return rule
+
+
+def route_queries(router: ToolRouter, queries: Sequence[EvalQuery], batch: int = 64,
+                  progress: bool = False) -> list[RouteResult]:
+    results: list[RouteResult] = []
+    bar = tqdm(total=len(queries), desc=f"routing ({router.arm})", unit="q", disable=not progress)
+    for i in range(0, len(queries), batch):
+        chunk = queries[i:i + batch]
+        results.extend(router.route_many([q.query for q in chunk]))
+        bar.update(len(chunk))
+    bar.close()
+    return results
+
+
+def to_rows(queries: Sequence[EvalQuery], results: Sequence[RouteResult]) -> list[RoutedRow]:
+    return [RoutedRow(q.id, q.expected_tools, tuple(r.top(len(r.ranked))), r.no_call) for q, r in zip(queries, results)]
+
+
+def evaluate(router: ToolRouter, queries: Sequence[EvalQuery], ks: Sequence[int] = DEFAULT_KS,
+             ci: bool = True, keep: int = 10, progress: bool = False) -> dict:
+    """Contract report: n, counts, recall@k, mrr, hit@1, no_call_accuracy, threshold, per_query (+ CIs)."""
+    results = route_queries(router, queries, progress=progress)
+    rows = to_rows(queries, results)
+    metrics = summarize(rows, ks)
+    report = {
+        "n": len(queries),
+        "n_call": sum(q.is_call for q in queries),
+        "n_no_call": sum(not q.is_call for q in queries),
+        **{f"recall@{k}": metrics[f"recall@{k}"] for k in ks},
+        "mrr": metrics["mrr"],
+        "hit@1": metrics["hit@1"],
+        "no_call_accuracy": metrics["no_call_accuracy"],
+        "false_no_call_rate": metrics["false_no_call_rate"],
+        "threshold": router.no_call_rule.threshold if router.no_call_rule else None,
+        "no_call_rule": router.no_call_rule.to_dict() if router.no_call_rule else None,
+        "arm": router.arm,
+        "strategy": router.strategy.label,
+        "per_query": [
+            {
+                "id": q.id,
+                "expected": list(q.expected_tools),
+                "ranked": r.top(keep),
+                "scores": [round(s, 6) for _, s in r.ranked[:keep]],
+                "no_call_predicted": r.no_call,
+                "call_probability": r.call_probability,
+                "kind": q.kind,
+            }
+            for q, r in zip(queries, results)
+        ],
+    }
+    if ci:
+        report["ci95"] = bootstrap_ci(rows, ks)
+    return report
+
+
+def failures(report: dict, k: int = 1) -> list[dict]:
+    """Rows the router got wrong at k: call rows whose expected tools are not all in the top k,
+    call rows it refused as no-call, and no-call rows it would have called."""
+    out = []
+    for row in report["per_query"]:
+        if row["expected"]:
+            missed = not set(row["expected"]) <= set(row["ranked"][:max(k, len(row["expected"]))])
+            if missed or row["no_call_predicted"]:
+                out.append({**row, "why": "refused (no-call)" if not missed else f"not in top {k}"})
+        elif not row["no_call_predicted"]:
+            out.append({**row, "why": "called on a no-call row"})
+    return out

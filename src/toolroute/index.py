@@ -1,0 +1,263 @@
+"""ToolIndex: ToolCards embedded into ChromaDB, searched per query, aggregated per tool.
+
+The strategy is data (`IndexStrategy`): multi-vector (one record per purpose, per when_to_use
+example, per tags line, and per when_not_to_use line when that field is embedded) or
+single-vector (one record per tool); aggregation of a tool's record scores by max, mean or top-2
+mean. Rebuilds are incremental and atomic: each build writes a new collection generation,
+copying the vectors of unchanged cards (content hash) and embedding only changed ones, and
+becomes live only once complete, so a failed build never leaves a half-written index behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal, Sequence
+
+import chromadb
+import numpy as np
+from chromadb.config import Settings
+from tqdm.auto import tqdm
+
+from toolroute.cards import Catalog, ToolCard
+from toolroute.config import chroma_url, data_dir
+from toolroute.embeddings import Embedder, ToolrouteEmbeddingFunction, get_embedder
+
+FIELDS = ("purpose", "when_to_use", "tags", "when_not_to_use")
+DEFAULT_FIELDS = ("purpose", "when_to_use", "tags")
+MAX_ADD = 5000  # Chroma accepts at most 5,461 records per add
+
+
+@dataclass(frozen=True)
+class IndexStrategy:
+    """How cards become vectors and how record scores become a tool score."""
+
+    granularity: Literal["multi", "single"] = "multi"
+    fields: tuple[str, ...] = DEFAULT_FIELDS
+    aggregation: Literal["max", "mean", "top2"] = "max"
+
+    def __post_init__(self):
+        if self.granularity not in ("multi", "single"):
+            raise ValueError(f"granularity must be 'multi' or 'single', got '{self.granularity}'")
+        unknown = set(self.fields) - set(FIELDS)
+        if unknown or not self.fields:
+            raise ValueError(f"fields must be a non-empty subset of {FIELDS}, got {self.fields}")
+        if self.aggregation not in ("max", "mean", "top2"):
+            raise ValueError(f"aggregation must be max, mean or top2, got '{self.aggregation}'")
+        object.__setattr__(self, "fields", tuple(f for f in FIELDS if f in self.fields))
+
+    @property
+    def storage_key(self) -> str:
+        """What decides the stored vectors (aggregation is applied at search time only)."""
+        return f"{self.granularity}:{','.join(self.fields)}"
+
+    @property
+    def label(self) -> str:
+        wnu = "+wnu" if "when_not_to_use" in self.fields else ""
+        return f"{self.granularity}{wnu}/{self.aggregation}"
+
+
+@dataclass(frozen=True)
+class Record:
+    id: str
+    tool: str
+    field: str
+    document: str
+
+
+def card_records(card: ToolCard, strategy: IndexStrategy) -> list[Record]:
+    """The records one card contributes under a strategy."""
+    if strategy.granularity == "single":
+        parts = []
+        for name in strategy.fields:
+            value = getattr(card, name)
+            parts.append(value if isinstance(value, str) else " ".join(value) if name == "tags" else "\n".join(value))
+        return [Record(f"{card.name}::card", card.name, "card", "\n".join(p for p in parts if p))]
+    records = []
+    for name in strategy.fields:
+        value = getattr(card, name)
+        if name == "purpose":
+            records.append(Record(f"{card.name}::purpose", card.name, name, value))
+        elif name == "tags":
+            if value:
+                records.append(Record(f"{card.name}::tags", card.name, name, " ".join(value)))
+        else:
+            records.extend(Record(f"{card.name}::{name}::{i}", card.name, name, text) for i, text in enumerate(value))
+    return records
+
+
+@dataclass
+class BuildReport:
+    collection: str
+    records: int
+    embedded: int
+    reused: int
+    seconds: float
+    rebuilt: bool
+
+
+def open_client(path: str | Path | None = None):
+    """A Chroma server client when `TOOLROUTE_CHROMA_URL` is set, else an embedded PersistentClient."""
+    settings = Settings(anonymized_telemetry=False, allow_reset=False)
+    url = chroma_url()
+    if url and path is None:
+        m = re.match(r"^(?:(https?)://)?([^:/]+)(?::(\d+))?", url)
+        host, port = m.group(2), int(m.group(3) or 8000)
+        return chromadb.HttpClient(host=host, port=port, ssl=m.group(1) == "https", settings=settings)
+    path = Path(path) if path is not None else data_dir() / "chroma"
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:20] or "catalog"
+
+
+class ToolIndex:
+    """Dense tool retrieval over ChromaDB; `search` ranks every tool with an aggregated cosine score."""
+
+    def __init__(self, catalog: Catalog, embedder: Embedder | str | None = None,
+                 strategy: IndexStrategy = IndexStrategy(), client=None, max_candidates: int = 4000):
+        self.catalog = catalog
+        self.embedder = embedder if embedder is not None and not isinstance(embedder, str) else get_embedder(embedder)
+        self.strategy = strategy
+        self.client = client if client is not None else open_client()
+        self.max_candidates = max_candidates
+        self._ef = ToolrouteEmbeddingFunction(self.embedder)
+        digest = hashlib.sha256(f"{self.embedder.spec}|{strategy.storage_key}".encode()).hexdigest()[:10]
+        self.namespace = f"tr-{_slug(catalog.name)}-{digest}"
+        self._collection = None
+
+    # ----- collections -------------------------------------------------------------------
+    def _generations(self) -> list[tuple[int, str, dict]]:
+        out = []
+        for col in self.client.list_collections():
+            name = col if isinstance(col, str) else col.name
+            if name.startswith(self.namespace + "-"):
+                suffix = name[len(self.namespace) + 1:]
+                if suffix.isdigit():
+                    meta = self.client.get_collection(name, embedding_function=self._ef).metadata or {}
+                    out.append((int(suffix), name, meta))
+        return sorted(out)
+
+    def _live_name(self) -> str | None:
+        complete = [name for _, name, meta in self._generations() if meta.get("complete")]
+        return complete[-1] if complete else None
+
+    @property
+    def collection(self):
+        """The live collection (built on first use)."""
+        if self._collection is None:
+            name = self._live_name()
+            if name is None:
+                self.build(progress=False)
+            else:
+                self._collection = self.client.get_collection(name, embedding_function=self._ef)
+        return self._collection
+
+    def _card_hash(self, card: ToolCard) -> str:
+        key = f"{card.content_hash()}|{self.embedder.spec}|{self.strategy.storage_key}"
+        return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+    # ----- build -------------------------------------------------------------------------
+    def build(self, progress: bool = True) -> BuildReport:
+        """Bring the index in line with the cards, re-embedding only cards whose hash changed."""
+        start = time.perf_counter()
+        hashes = {card.name: self._card_hash(card) for card in self.catalog}
+        records = [r for card in self.catalog for r in card_records(card, self.strategy)]
+        live_name = self._live_name()
+        old_vectors: dict[str, tuple[str, list[float]]] = {}
+        if live_name is not None:
+            live = self.client.get_collection(live_name, embedding_function=self._ef)
+            got = live.get(include=["metadatas"])
+            stored = {i: m for i, m in zip(got["ids"], got["metadatas"])}
+            if set(stored) == {r.id for r in records} and all(
+                stored[r.id].get("card_hash") == hashes[r.tool] for r in records
+            ):
+                self._collection = live
+                return BuildReport(live_name, len(records), 0, len(records), time.perf_counter() - start, False)
+            reusable = [r.id for r in records if r.id in stored and stored[r.id].get("card_hash") == hashes[r.tool]]
+            if reusable:
+                got = live.get(ids=reusable, include=["embeddings", "documents"])
+                for rid, doc, vec in zip(got["ids"], got["documents"], got["embeddings"]):
+                    old_vectors[rid] = (doc, vec)
+        generation = max([g for g, _, _ in self._generations()], default=0) + 1
+        name = f"{self.namespace}-{generation:04d}"
+        config = {"catalog": self.catalog.name, "embedder": self.embedder.spec, **asdict(self.strategy)}
+        new = self.client.create_collection(
+            name, embedding_function=self._ef, configuration={"hnsw": {"space": "cosine"}},
+            metadata={"complete": False, "toolroute_config": json.dumps(config, ensure_ascii=False)},
+        )
+        to_embed = [r for r in records if r.id not in old_vectors or old_vectors[r.id][0] != r.document]
+        vectors: dict[str, list[float]] = {rid: vec for rid, (_, vec) in old_vectors.items()}
+        batch = 64
+        bar = tqdm(total=len(to_embed), desc=f"embedding {self.catalog.name} ({self.strategy.storage_key})",
+                   unit="rec", disable=not progress or not to_embed)
+        for i in range(0, len(to_embed), batch):
+            chunk = to_embed[i:i + batch]
+            for r, vec in zip(chunk, self.embedder.embed_passages([r.document for r in chunk])):
+                vectors[r.id] = vec
+            bar.update(len(chunk))
+        bar.close()
+        for i in range(0, len(records), MAX_ADD):
+            chunk = records[i:i + MAX_ADD]
+            new.add(
+                ids=[r.id for r in chunk],
+                documents=[r.document for r in chunk],
+                embeddings=[np.asarray(vectors[r.id], dtype=np.float32) for r in chunk],
+                metadatas=[{"tool": r.tool, "field": r.field, "card_hash": hashes[r.tool]} for r in chunk],
+            )
+        new.modify(metadata={**(new.metadata or {}), "complete": True})
+        self._collection = new
+        for _, old_name, _ in self._generations():
+            if old_name != name:
+                self.client.delete_collection(old_name)
+        return BuildReport(name, len(records), len(to_embed), len(records) - len(to_embed),
+                           time.perf_counter() - start, True)
+
+    # ----- search ------------------------------------------------------------------------
+    def search_vectors(self, query_vectors: np.ndarray) -> list[list[tuple[str, float]]]:
+        """For each query vector, every tool that has a candidate record, ranked by aggregated score."""
+        col = self.collection
+        n = min(col.count(), self.max_candidates)
+        # Distances only: record ids carry the tool name ("tool::field::i"), and fetching metadata
+        # for hundreds of records would cost more than the search itself.
+        res = col.query(query_embeddings=np.asarray(query_vectors, dtype=np.float32), n_results=n,
+                        include=["distances"])
+        return [self._aggregate(ids, dists) for ids, dists in zip(res["ids"], res["distances"])]
+
+    def search(self, query: str) -> list[tuple[str, float]]:
+        return self.search_vectors(self.embedder.embed_queries([query]))[0]
+
+    def search_many(self, queries: Sequence[str]) -> list[list[tuple[str, float]]]:
+        return self.search_vectors(self.embedder.embed_queries(list(queries))) if queries else []
+
+    def _aggregate(self, ids: list[str], dists: list[float]) -> list[tuple[str, float]]:
+        per_tool: dict[str, list[float]] = {}
+        for rid, dist in zip(ids, dists):
+            per_tool.setdefault(rid.split("::", 1)[0], []).append(1.0 - float(dist))
+        agg = self.strategy.aggregation
+        scores = {}
+        for tool, sims in per_tool.items():
+            sims.sort(reverse=True)
+            if agg == "max":
+                scores[tool] = sims[0]
+            elif agg == "mean":
+                scores[tool] = float(np.mean(sims))
+            else:
+                scores[tool] = float(np.mean(sims[:2]))
+        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    # ----- saved settings ------------------------------------------------------------------
+    def load_setting(self, key: str) -> dict | None:
+        raw = (self.collection.metadata or {}).get(key)
+        return json.loads(raw) if raw else None
+
+    def save_setting(self, key: str, value: dict) -> None:
+        """Store a JSON setting (e.g. a fitted no-call rule) with the live collection's config."""
+        col = self.collection
+        col.modify(metadata={**(col.metadata or {}), key: json.dumps(value, ensure_ascii=False)})

@@ -1,0 +1,71 @@
+"""The lexical arm: Korean morphological tokens (kiwipiepy) scored with BM25 (bm25s).
+
+Short Korean queries full of product names and terms (e.g. "실버치아 임플란트 한도") are where dense
+models slip; BM25 over morphemes matches them exactly. Particles and endings are dropped so that
+"보험료는" and "보험료를" count as the same word.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Sequence
+
+import bm25s
+import numpy as np
+
+from toolroute.cards import Catalog, ToolCard
+
+# Content morphemes: nouns, numbers, foreign words, roots, verb and adjective stems.
+_CONTENT_TAGS = ("NNG", "NNP", "NR", "SL", "SH", "SN", "XR", "VV", "VA")
+_CODE = re.compile(r"[A-Za-z]+\d+")
+
+
+@lru_cache(maxsize=1)
+def _kiwi():
+    from kiwipiepy import Kiwi
+
+    return Kiwi()
+
+
+def tokenize_korean(text: str) -> list[str]:
+    """Content morphemes of `text` (lower-cased), plus whole product codes such as `B010`."""
+    tokens = [t.form.lower() for t in _kiwi().tokenize(text) if t.tag.startswith(_CONTENT_TAGS)]
+    tokens.extend(code.lower() for code in _CODE.findall(text))
+    return tokens
+
+
+def card_text(card: ToolCard, fields: Sequence[str]) -> str:
+    """One document per tool: the chosen fields joined (BM25 wants the whole vocabulary of a tool)."""
+    parts: list[str] = []
+    for field in fields:
+        value = getattr(card, field)
+        parts.extend([value] if isinstance(value, str) else list(value))
+    return "\n".join(parts)
+
+
+class BM25ToolIndex:
+    """BM25 over one document per tool; cheap enough to rebuild in memory from the cards (~50 ms)."""
+
+    def __init__(self, catalog: Catalog, fields: Sequence[str] = ("purpose", "when_to_use", "tags"),
+                 k1: float = 1.5, b: float = 0.75):
+        self.names = catalog.names
+        self.fields = tuple(fields)
+        corpus = [tokenize_korean(card_text(card, self.fields)) for card in catalog]
+        self.vocabulary = {tok for doc in corpus for tok in doc}
+        self._bm25 = bm25s.BM25(k1=k1, b=b)
+        self._bm25.index([doc or ["∅"] for doc in corpus], show_progress=False)
+
+    def scores(self, query: str) -> tuple[np.ndarray, list[str]]:
+        """BM25 score of every tool (catalogue order) and the query's tokens."""
+        tokens = tokenize_korean(query)
+        known = [t for t in tokens if t in self.vocabulary]
+        if not known:
+            return np.zeros(len(self.names), dtype=np.float32), tokens
+        return np.asarray(self._bm25.get_scores(known), dtype=np.float32), tokens
+
+    def coverage(self, tokens: Sequence[str]) -> float:
+        """Share of the query's content tokens the catalogue knows: low for off-domain requests."""
+        if not tokens:
+            return 0.0
+        return sum(t in self.vocabulary for t in tokens) / len(tokens)
