@@ -117,7 +117,8 @@ def cmd_leakage(args) -> int:
         queries = load_queries(path, catalog.names)
         leaks.extend(similar_pairs([(q.id, q.query) for q in queries], catalog, args.threshold))
     for p in leaks:
-        print(f"{p.query_id}: '{p.query}' ~ {p.tool}: '{p.example}' ({p.similarity:.2f})")
+        query = "<hidden>" if args.hide_queries else f"'{p.query}'"
+        print(f"{p.query_id}: {query} ~ {p.tool}: '{p.example}' ({p.similarity:.2f})")
     print(f"{len(leaks)} leaking pairs at similarity >= {args.threshold} (near-duplicate cut {NEAR_DUPLICATE})")
     return 1 if leaks else 0
 
@@ -160,6 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("queries", nargs="+")
     p.add_argument("--catalog", default=str(toolcards_dir("insurance")))
     p.add_argument("--threshold", type=float, default=0.8)
+    p.add_argument("--hide-queries", action="store_true",
+                   help="print ids and card examples only, so a card editor can fix leaks without seeing test queries")
     p.set_defaults(func=cmd_leakage)
 
     p = sub.add_parser("run", help="run the notebook pipeline with papermill into results/runs/<run-id>/")

@@ -66,7 +66,7 @@ class SentenceTransformerEmbedder:
         path = _resolve_model_path(model)
         self._model = SentenceTransformer(path, device="cpu")
         self.spec = f"st:{model}"
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        self.dim = int(self._model.get_embedding_dimension())
         self._query_prefix = query_prefix
         self._passage_prefix = passage_prefix
 

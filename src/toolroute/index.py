@@ -173,14 +173,16 @@ class ToolIndex:
         old_vectors: dict[str, tuple[str, list[float]]] = {}
         if live_name is not None:
             live = self.client.get_collection(live_name, embedding_function=self._ef)
-            got = live.get(include=["metadatas"])
-            stored = {i: m for i, m in zip(got["ids"], got["metadatas"])}
+            got = live.get(include=["metadatas", "documents"])
+            stored = {i: (m, d) for i, m, d in zip(got["ids"], got["metadatas"], got["documents"])}
             if set(stored) == {r.id for r in records} and all(
-                stored[r.id].get("card_hash") == hashes[r.tool] for r in records
+                stored[r.id][0].get("card_hash") == hashes[r.tool] for r in records
             ):
                 self._collection = live
                 return BuildReport(live_name, len(records), 0, len(records), time.perf_counter() - start, False)
-            reusable = [r.id for r in records if r.id in stored and stored[r.id].get("card_hash") == hashes[r.tool]]
+            # A changed card keeps the vectors of its records whose text did not change (same
+            # namespace = same embedder and strategy, so same text gives the same vector).
+            reusable = [r.id for r in records if r.id in stored and stored[r.id][1] == r.document]
             if reusable:
                 got = live.get(ids=reusable, include=["embeddings", "documents"])
                 for rid, doc, vec in zip(got["ids"], got["documents"], got["embeddings"]):

