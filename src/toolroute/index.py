@@ -131,6 +131,7 @@ class ToolIndex:
         digest = hashlib.sha256(f"{self.embedder.spec}|{strategy.storage_key}".encode()).hexdigest()[:10]
         self.namespace = f"tr-{_slug(catalog.name)}-{digest}"
         self._collection = None
+        self._count: int | None = None
 
     # ----- collections -------------------------------------------------------------------
     def _generations(self) -> list[tuple[int, str, dict]]:
@@ -178,7 +179,7 @@ class ToolIndex:
             if set(stored) == {r.id for r in records} and all(
                 stored[r.id][0].get("card_hash") == hashes[r.tool] for r in records
             ):
-                self._collection = live
+                self._collection, self._count = live, None
                 return BuildReport(live_name, len(records), 0, len(records), time.perf_counter() - start, False)
             # A changed card keeps the vectors of its records whose text did not change (same
             # namespace = same embedder and strategy, so same text gives the same vector).
@@ -214,7 +215,7 @@ class ToolIndex:
                 metadatas=[{"tool": r.tool, "field": r.field, "card_hash": hashes[r.tool]} for r in chunk],
             )
         new.modify(metadata={**(new.metadata or {}), "complete": True})
-        self._collection = new
+        self._collection, self._count = new, None
         for _, old_name, _ in self._generations():
             if old_name != name:
                 self.client.delete_collection(old_name)
@@ -225,7 +226,9 @@ class ToolIndex:
     def search_vectors(self, query_vectors: np.ndarray) -> list[list[tuple[str, float]]]:
         """For each query vector, every tool that has a candidate record, ranked by aggregated score."""
         col = self.collection
-        n = min(col.count(), self.max_candidates)
+        if self._count is None:
+            self._count = col.count()
+        n = min(self._count, self.max_candidates)
         # Distances only: record ids carry the tool name ("tool::field::i"), and fetching metadata
         # for hundreds of records would cost more than the search itself.
         res = col.query(query_embeddings=np.asarray(query_vectors, dtype=np.float32), n_results=n,

@@ -45,16 +45,17 @@ def load_params(path: str | Path) -> dict:
     return params
 
 
-def check_notebooks(params: dict) -> list[tuple[str, Path, dict]]:
+def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tuple[str, Path, dict]]:
     """Each notebook exists and every parameter it is given is declared in its `parameters` cell."""
     import papermill
 
+    notebooks_dir = notebooks_dir or ROOT / "notebooks"
     plan = []
     for i, entry in enumerate(params["notebooks"]):
         name = entry.get("name") if isinstance(entry, dict) else None
         if not name:
             raise PipelineError(f"{params['_path']}: notebooks[{i}] needs a 'name'")
-        nb_path = ROOT / "notebooks" / f"{name}.ipynb"
+        nb_path = notebooks_dir / f"{name}.ipynb"
         if not nb_path.is_file():
             raise PipelineError(f"{params['_path']}: notebook '{name}' not found ({nb_path})")
         given = dict(entry.get("parameters") or {})
@@ -93,12 +94,12 @@ def _digest(obj) -> str:
 
 
 def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: bool = False,
-                 runs_root: str | Path | None = None) -> Path:
+                 runs_root: str | Path | None = None, notebooks_dir: str | Path | None = None) -> Path:
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
     params = load_params(params_path)
-    plan = check_notebooks(params)
+    plan = check_notebooks(params, Path(notebooks_dir) if notebooks_dir else None)
     kernel = params.get("kernel", "toolroute")
     run_id = run_id or datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S") + "-" + Path(params["_path"]).stem
     run_dir = Path(runs_root or results_dir() / "runs") / run_id

@@ -1,0 +1,80 @@
+"""Routing performance, printed (not asserted): route latency p50/p95 one query at a time, full index
+build time, incremental rebuild after one card edit, and the smoke pipeline's wall time.
+
+    python benchmarks/bench_route.py [--pipeline]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from toolroute.config import ROOT, queries_path, toolcards_dir
+from toolroute.embeddings import get_embedder, offline_env
+from toolroute.evaluation.queries import load_queries
+from toolroute.index import ToolIndex, open_client
+from toolroute.routing import RouterConfig, build_router, open_catalog
+
+
+def latency(router, queries: list[str]) -> tuple[float, float, float]:
+    for q in queries[:20]:  # warm-up: caches, lazy imports
+        router.route(q)
+    times = []
+    for q in queries:
+        start = time.perf_counter()
+        router.route(q)
+        times.append((time.perf_counter() - start) * 1000)
+    return float(np.percentile(times, 50)), float(np.percentile(times, 95)), statistics.fmean(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pipeline", action="store_true", help="also time the smoke papermill pipeline")
+    args = parser.parse_args()
+    offline_env()
+    catalog = open_catalog(toolcards_dir("insurance"))
+    queries = [q.query for s in ("dev", "test") for q in load_queries(queries_path("insurance", s), catalog.names)]
+    get_embedder()  # model load is not index build time
+    with tempfile.TemporaryDirectory() as tmp:
+        client = open_client(Path(tmp) / "chroma")
+        start = time.perf_counter()
+        report = ToolIndex(catalog, client=client).build(progress=False)
+        print(f"catalogue: {len(catalog)} tools, {report.records} records (multi-vector)")
+        print(f"full index build (embed + write): {time.perf_counter() - start:.2f} s")
+
+        edited = open_catalog(toolcards_dir("insurance"))
+        name = edited.names[0]
+        card = edited.cards[name]
+        edited.cards[name] = card.model_copy(update={"when_to_use": card.when_to_use[:-1] + ("편집된 예시 문장입니다",)})
+        start = time.perf_counter()
+        report = ToolIndex(edited, client=client).build(progress=False)
+        print(f"incremental rebuild after editing one card: {time.perf_counter() - start:.2f} s "
+              f"(re-embedded {report.embedded} of {report.records} records)")
+        start = time.perf_counter()
+        report = ToolIndex(edited, client=client).build(progress=False)
+        print(f"no-op rebuild (nothing changed): {time.perf_counter() - start:.2f} s (re-embedded {report.embedded})")
+        start = time.perf_counter()
+        build_router(RouterConfig(arm="hybrid"), edited, client=client, progress=False)
+        print(f"fitting the no-call rule on dev (routes every dev query): {time.perf_counter() - start:.2f} s")
+
+        for arm in ("dense", "bm25", "hybrid"):
+            r = build_router(RouterConfig(arm=arm), catalog, client=client, progress=False)
+            p50, p95, mean = latency(r, queries)
+            print(f"route latency, {arm:<6} one query at a time (n={len(queries)}): "
+                  f"p50 {p50:.1f} ms, p95 {p95:.1f} ms, mean {mean:.1f} ms")
+    if args.pipeline:
+        from toolroute.pipeline import run_pipeline
+
+        with tempfile.TemporaryDirectory() as tmp:
+            start = time.perf_counter()
+            run_pipeline(ROOT / "notebooks/params/smoke.yaml", run_id="bench", runs_root=tmp)
+            print(f"smoke pipeline wall time: {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""`toolroute run`: the papermill pipeline (smoke parameter set) and its bad-input checks."""
+
+import json
+import time
+
+import pytest
+
+from toolroute.config import ROOT
+from toolroute.pipeline import PipelineError, run_pipeline
+
+# Jupyter kernels talk to papermill over loopback TCP; nothing else may be reached.
+kernel_sockets = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1", "::1", "localhost"])]
+
+
+@pytest.mark.slow
+@kernel_sockets[0]
+@kernel_sockets[1]
+def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "state"))
+    start = time.perf_counter()
+    run_dir = run_pipeline(ROOT / "notebooks/params/smoke.yaml", run_id="smoke", runs_root=tmp_path / "runs")
+    seconds = time.perf_counter() - start
+    out = run_dir / "02_toolcard_ablation"
+    for name in ["ablation_dev.csv", "ablation_test.csv", "paired_test.csv", "failures_test.csv",
+                 "recall_curves_test.png", "confusions_test.png", "no_call_test.png", "hit1_test.png"]:
+        assert (out / name).stat().st_size > 0, name
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["notebooks"]["02_toolcard_ablation"]["status"] == "ok"
+    assert manifest["versions"]["chromadb"] and "git_commit" in manifest
+    executed = json.loads((run_dir / "02_toolcard_ablation.ipynb").read_text())
+    assert any(c.get("outputs") for c in executed["cells"] if c["cell_type"] == "code")
+    print(f"smoke pipeline: {seconds:.1f} s")
+    # --resume skips what is done with the same parameters
+    start = time.perf_counter()
+    run_pipeline(ROOT / "notebooks/params/smoke.yaml", run_id="smoke", runs_root=tmp_path / "runs", resume=True)
+    assert time.perf_counter() - start < 5
+
+
+def test_missing_params_file():
+    with pytest.raises(PipelineError, match="no such parameter file"):
+        run_pipeline("notebooks/params/nope.yaml")
+
+
+def test_unknown_parameter_is_reported_before_running(tmp_path):
+    params = tmp_path / "p.yaml"
+    params.write_text("notebooks:\n  - name: 02_toolcard_ablation\n    parameters: {embedderz: [e5-small]}\n")
+    with pytest.raises(PipelineError, match=r"no parameter\(s\) \['embedderz'\]"):
+        run_pipeline(params, runs_root=tmp_path / "runs")
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+@kernel_sockets[0]
+@kernel_sockets[1]
+def test_failing_notebook_is_named_with_its_cell_and_earlier_outputs_stay(tmp_path):
+    import nbformat
+
+    nbdir = tmp_path / "nbs"
+    nbdir.mkdir()
+    for name, source in [("a_ok", "x = 1"), ("b_fails", "raise RuntimeError('broken on purpose')")]:
+        nb = nbformat.v4.new_notebook()
+        params = nbformat.v4.new_code_cell("output_dir = '.'")
+        params.metadata["tags"] = ["parameters"]
+        nb.cells = [params, nbformat.v4.new_code_cell(source)]
+        nb.metadata["kernelspec"] = {"name": "toolroute", "display_name": "toolroute", "language": "python"}
+        nbformat.write(nb, nbdir / f"{name}.ipynb")
+    params = tmp_path / "p.yaml"
+    params.write_text("notebooks:\n  - name: a_ok\n  - name: b_fails\n")
+    with pytest.raises(PipelineError, match=r"notebook 'b_fails' failed at cell \d+: RuntimeError: broken on purpose"):
+        run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir)
+    manifest = json.loads((tmp_path / "runs/r/manifest.json").read_text())
+    assert manifest["notebooks"]["a_ok"]["status"] == "ok"
+    assert manifest["notebooks"]["b_fails"]["status"] == "failed"
+    assert (tmp_path / "runs/r/a_ok.ipynb").exists()
