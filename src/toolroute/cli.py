@@ -25,7 +25,10 @@ def _add_router_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", choices=["multi", "single"], default="multi")
     p.add_argument("--fields", default="purpose,when_to_use,tags",
                    help="card fields to embed, comma-separated (add when_not_to_use to test it)")
-    p.add_argument("--aggregation", choices=["max", "mean", "top2"], default="max")
+    p.add_argument("--aggregation", choices=["max", "mean", "top2"], default="top2",
+                   help="tool score from its record scores (default top2: mean of the two best)")
+    p.add_argument("--rrf-k", type=int, default=10, help="RRF constant of the hybrid arm")
+    p.add_argument("--dense-weight", type=float, default=0.5, help="RRF weight of the dense ranking (BM25 = 1)")
     p.add_argument("--embedder", default=None, help="e5-small (default), minilm, or st:<folder or hub id>")
     p.add_argument("--dev", default=None, help="dev queries to fit the no-call rule on (default: the domain's dev.jsonl)")
 
@@ -35,7 +38,8 @@ def _router_config(args):
 
     return RouterConfig(catalog=args.catalog, arm=args.arm, granularity=args.strategy,
                         fields=tuple(f.strip() for f in args.fields.split(",") if f.strip()),
-                        aggregation=args.aggregation, embedder=args.embedder, dev=args.dev)
+                        aggregation=args.aggregation, embedder=args.embedder, dev=args.dev,
+                        rrf_k=args.rrf_k, dense_weight=args.dense_weight)
 
 
 def _parse_ks(text: str) -> list[int]:

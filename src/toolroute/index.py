@@ -21,6 +21,7 @@ from typing import Literal, Sequence
 import chromadb
 import numpy as np
 from chromadb.config import Settings
+from chromadb.errors import NotFoundError
 from tqdm.auto import tqdm
 
 from toolroute.cards import Catalog, ToolCard
@@ -225,15 +226,22 @@ class ToolIndex:
     # ----- search ------------------------------------------------------------------------
     def search_vectors(self, query_vectors: np.ndarray) -> list[list[tuple[str, float]]]:
         """For each query vector, every tool that has a candidate record, ranked by aggregated score."""
+        try:
+            res = self._query(query_vectors)
+        except NotFoundError:
+            # Another process switched the index to a new generation and dropped ours: follow it.
+            self._collection, self._count = None, None
+            res = self._query(query_vectors)
+        return [self._aggregate(ids, dists) for ids, dists in zip(res["ids"], res["distances"])]
+
+    def _query(self, query_vectors: np.ndarray) -> dict:
         col = self.collection
         if self._count is None:
             self._count = col.count()
-        n = min(self._count, self.max_candidates)
         # Distances only: record ids carry the tool name ("tool::field::i"), and fetching metadata
         # for hundreds of records would cost more than the search itself.
-        res = col.query(query_embeddings=np.asarray(query_vectors, dtype=np.float32), n_results=n,
-                        include=["distances"])
-        return [self._aggregate(ids, dists) for ids, dists in zip(res["ids"], res["distances"])]
+        return col.query(query_embeddings=np.asarray(query_vectors, dtype=np.float32),
+                         n_results=min(self._count, self.max_candidates), include=["distances"])
 
     def search(self, query: str) -> list[tuple[str, float]]:
         return self.search_vectors(self.embedder.embed_queries([query]))[0]

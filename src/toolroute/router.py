@@ -66,20 +66,21 @@ class ToolRouter:
 
     def __init__(self, catalog: Catalog, arm: Arm = "hybrid", embedder: Embedder | str | None = None,
                  strategy: IndexStrategy = IndexStrategy(), client=None, rrf_k: int = 60,
-                 no_call_rule: NoCallRule | None = None):
+                 no_call_rule: NoCallRule | None = None, dense_weight: float = 1.0):
         if arm not in ARMS:
             raise ValueError(f"arm must be one of {ARMS}, got '{arm}'")
         self.catalog = catalog
         self.arm = arm
         self.strategy = strategy
         self.rrf_k = rrf_k
+        self.dense_weight = dense_weight  # RRF weight of the dense ranking (BM25's is 1)
         self.dense = ToolIndex(catalog, embedder, strategy, client) if arm != "bm25" else None
         self.bm25 = BM25ToolIndex(catalog, fields=strategy.fields) if arm != "dense" else None
         self.no_call_rule = no_call_rule
 
     @property
     def setting_key(self) -> str:
-        return f"no_call_rule:{self.arm}:{self.strategy.aggregation}:{self.rrf_k}"
+        return f"no_call_rule:{self.arm}:{self.strategy.aggregation}:{self.rrf_k}:{self.dense_weight}"
 
     def build(self, progress: bool = True):
         return self.dense.build(progress=progress) if self.dense else None
@@ -110,7 +111,7 @@ class ToolRouter:
             elif self.arm == "bm25":
                 ranked = lexical + [(n, 0.0) for n in self.catalog.names if n not in {t for t, _ in lexical}]
             else:
-                ranked = rrf(rankings, k=self.rrf_k)
+                ranked = rrf(rankings, k=self.rrf_k, weights=[self.dense_weight, 1.0])
             result = RouteResult(query, ranked, features=features)
             if self.no_call_rule is not None:
                 result.call_probability = self.no_call_rule.probability_of_call(features)

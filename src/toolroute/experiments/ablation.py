@@ -23,6 +23,8 @@ from toolroute.evaluation.retrieval import calibrate, route_queries, to_rows
 from toolroute.index import DEFAULT_FIELDS, open_client
 from toolroute.routing import RouterConfig, build_router, open_catalog
 
+DEFAULT_AGGREGATION = RouterConfig.aggregation
+
 WITH_WNU = DEFAULT_FIELDS + ("when_not_to_use",)
 
 
@@ -34,19 +36,18 @@ class ArmSpec:
     embedder: str = "e5-small"
     granularity: str = "multi"
     fields: tuple[str, ...] = DEFAULT_FIELDS
-    aggregation: str = "max"
+    aggregation: str = DEFAULT_AGGREGATION
 
     @property
     def label(self) -> str:
         wnu = "+wnu" if "when_not_to_use" in self.fields else ""
         if self.arm == "bm25":
             return f"bm25{wnu}"
-        agg = "" if self.aggregation == "max" else f"/{self.aggregation}"
-        return f"{self.arm}:{self.embedder}:{self.granularity}{wnu}{agg}"
+        return f"{self.arm}:{self.embedder}:{self.granularity}{wnu}/{self.aggregation}"
 
 
 def expand_grid(embedders: Sequence[str], granularities: Sequence[str], field_sets: Sequence[Sequence[str]],
-                arms: Sequence[str], aggregations: Sequence[str] = ("max",),
+                arms: Sequence[str], aggregations: Sequence[str] = (DEFAULT_AGGREGATION,),
                 default: ArmSpec | None = None) -> list[ArmSpec]:
     """All combinations; BM25 depends on fields only, and aggregation is varied on the default arm alone."""
     specs: list[ArmSpec] = []
@@ -58,7 +59,7 @@ def expand_grid(embedders: Sequence[str], granularities: Sequence[str], field_se
             specs.append(ArmSpec(arm, embedder, granularity, tuple(fields)))
     default = default or ArmSpec("hybrid")
     for agg in aggregations:
-        if agg != "max":
+        if agg != DEFAULT_AGGREGATION:
             for arm in ("dense", default.arm):
                 specs.append(ArmSpec(arm, default.embedder, default.granularity, default.fields, agg))
     seen, unique = set(), []
