@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: setup run test lab bench lock clean-index
+.PHONY: setup run test lab bench reference lock clean-index
 
 setup: $(STAMP)
 
@@ -35,6 +35,12 @@ lab: setup  ## JupyterLab on the project's kernel
 
 bench: setup  ## route latency, index build and rebuild times, pipeline time (printed, not asserted)
 	$(PY) benchmarks/bench_route.py
+
+reference: setup  ## refresh results/reference/ from a full default run
+	$(VENV)/bin/toolroute run --params notebooks/params/default.yaml --run-id reference
+	rm -rf results/reference && mkdir -p results/reference
+	cp -r results/runs/reference/02_toolcard_ablation results/runs/reference/02_toolcard_ablation.ipynb \
+	  results/runs/reference/manifest.json results/reference/
 
 lock:  ## refresh requirements.lock and environment.yml from the current venv
 	$(PY) -m pip freeze --all --exclude-editable | grep -v -e "^toolroute" -e "^pip==" | \
