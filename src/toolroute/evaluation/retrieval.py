@@ -12,7 +12,7 @@ from toolroute.evaluation.queries import EvalQuery, file_fingerprint, load_queri
 from toolroute.router import RouteResult, ToolRouter
 
 
-def calibrate(router: ToolRouter, dev_path: str | Path, progress: bool = False):
+def calibrate(router: ToolRouter, dev_path: str | Path):
     """Use the no-call rule saved with the index for this exact dev file, or fit and save it."""
     fingerprint = file_fingerprint(dev_path)
     rule = router.load_no_call(fitted_on=fingerprint)
