@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from toolroute.cards import CatalogError
 from toolroute.config import toolcards_dir
@@ -19,16 +18,20 @@ EXIT_BAD_INPUT = 2
 
 
 def _add_router_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--catalog", default=str(toolcards_dir("insurance")),
+    from toolroute.routing import RouterConfig
+
+    default = RouterConfig()
+    p.add_argument("--catalog", default=default.catalog,
                    help="toolcards folder or JSON list of OpenAI tool schemas (default: toolcards/insurance)")
-    p.add_argument("--arm", choices=["dense", "bm25", "hybrid"], default="hybrid")
-    p.add_argument("--strategy", choices=["multi", "single"], default="multi")
-    p.add_argument("--fields", default="purpose,when_to_use,tags",
+    p.add_argument("--arm", choices=["dense", "bm25", "hybrid"], default=default.arm)
+    p.add_argument("--strategy", choices=["multi", "single"], default=default.granularity)
+    p.add_argument("--fields", default=",".join(default.fields),
                    help="card fields to embed, comma-separated (add when_not_to_use to test it)")
-    p.add_argument("--aggregation", choices=["max", "mean", "top2"], default="top2",
-                   help="tool score from its record scores (default top2: mean of the two best)")
-    p.add_argument("--rrf-k", type=int, default=10, help="RRF constant of the hybrid arm")
-    p.add_argument("--dense-weight", type=float, default=0.5, help="RRF weight of the dense ranking (BM25 = 1)")
+    p.add_argument("--aggregation", choices=["max", "mean", "top2"], default=default.aggregation,
+                   help="tool score from its record scores (top2: mean of the two best)")
+    p.add_argument("--rrf-k", type=int, default=default.rrf_k, help="RRF constant of the hybrid arm")
+    p.add_argument("--dense-weight", type=float, default=default.dense_weight,
+                   help="RRF weight of the dense ranking (BM25 = 1)")
     p.add_argument("--embedder", default=None, help="e5-small (default), minilm, or st:<folder or hub id>")
     p.add_argument("--dev", default=None, help="dev queries to fit the no-call rule on (default: the domain's dev.jsonl)")
 

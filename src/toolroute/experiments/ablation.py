@@ -19,13 +19,11 @@ from tqdm.auto import tqdm
 from toolroute.config import queries_path, toolcards_dir
 from toolroute.evaluation.metrics import DEFAULT_KS, RoutedRow, bootstrap_ci, paired_comparison, summarize
 from toolroute.evaluation.queries import load_queries
-from toolroute.evaluation.retrieval import calibrate, route_queries, to_rows
+from toolroute.evaluation.retrieval import route_queries, to_rows
 from toolroute.index import DEFAULT_FIELDS, open_client
 from toolroute.routing import RouterConfig, build_router, open_catalog
 
 DEFAULT_AGGREGATION = RouterConfig.aggregation
-
-WITH_WNU = DEFAULT_FIELDS + ("when_not_to_use",)
 
 
 @dataclass(frozen=True)
