@@ -33,7 +33,7 @@ def _add_router_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dense-weight", type=float, default=default.dense_weight,
                    help="RRF weight of the dense ranking (BM25 = 1)")
     p.add_argument("--embedder", default=None, help="e5-small (default), minilm, or st:<folder or hub id>")
-    p.add_argument("--dev", default=None, help="dev queries to fit the no-call rule on (default: the domain's dev.jsonl)")
+    p.add_argument("--dev", default=None, help="queries to fit the no-call rule on (default: the domain's calib.jsonl, else dev.jsonl)")
 
 
 def _router_config(args):

@@ -44,12 +44,18 @@ def open_catalog(source: str | Path) -> Catalog:
 
 
 def default_dev_file(catalog_source: str | Path) -> Path | None:
-    """`data/<domain>/queries/dev.jsonl` for a `toolcards/<domain>` folder, if it exists."""
+    """The queries the no-call rule is fitted on, for a `toolcards/<domain>` folder.
+
+    `calib.jsonl` when the domain has one: a dev part that card editors never tune on, so the
+    rule sees scores like those of unseen queries (cards tuned on dev score dev queries too high).
+    Else `dev.jsonl`. Never the test split.
+    """
     source = Path(catalog_source)
     if source.is_dir():
-        candidate = queries_path(source.name, "dev")
-        if candidate.is_file():
-            return candidate
+        for split in ("calib", "dev"):
+            candidate = queries_path(source.name, split)
+            if candidate.is_file():
+                return candidate
     return None
 
 

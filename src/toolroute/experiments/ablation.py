@@ -21,7 +21,7 @@ from toolroute.evaluation.metrics import DEFAULT_KS, RoutedRow, bootstrap_ci, pa
 from toolroute.evaluation.queries import load_queries
 from toolroute.evaluation.retrieval import route_queries, to_rows
 from toolroute.index import DEFAULT_FIELDS, open_client
-from toolroute.routing import RouterConfig, build_router, open_catalog
+from toolroute.routing import RouterConfig, build_router, open_catalog, default_dev_file
 
 DEFAULT_AGGREGATION = RouterConfig.aggregation
 
@@ -87,7 +87,7 @@ def run_arm(spec: ArmSpec, domain: str, split: str, ks: Sequence[int], client=No
                           granularity=spec.granularity if spec.arm != "bm25" else "multi",
                           fields=spec.fields, aggregation=spec.aggregation,
                           embedder=None if spec.embedder == "-" else spec.embedder,
-                          dev=str(queries_path(domain, "dev")))
+                          dev=str(default_dev_file(catalog_dir)))
     catalog = open_catalog(catalog_dir)
     start = time.perf_counter()
     router = build_router(config, catalog, client=client, progress=False)
