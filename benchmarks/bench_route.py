@@ -38,7 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     offline_env()
     catalog = open_catalog(toolcards_dir("insurance"))
-    queries = [q.query for s in ("dev", "test") for q in load_queries(queries_path("insurance", s), catalog.names)]
+    queries = [q.query for s in ("dev", "calib", "test") for q in load_queries(queries_path("insurance", s), catalog.names)]
     get_embedder()  # model load is not index build time
     with tempfile.TemporaryDirectory() as tmp:
         client = open_client(Path(tmp) / "chroma")
@@ -60,7 +60,7 @@ def main() -> None:
         print(f"no-op rebuild (nothing changed): {time.perf_counter() - start:.2f} s (re-embedded {report.embedded})")
         start = time.perf_counter()
         build_router(RouterConfig(arm="hybrid"), edited, client=client, progress=False)
-        print(f"fitting the no-call rule on dev (routes every dev query): {time.perf_counter() - start:.2f} s")
+        print(f"fitting the no-call rule (routes every calibration query): {time.perf_counter() - start:.2f} s")
 
         for arm in ("dense", "bm25", "hybrid"):
             r = build_router(RouterConfig(arm=arm), catalog, client=client, progress=False)
