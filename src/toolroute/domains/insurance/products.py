@@ -717,3 +717,14 @@ def renewal_premiums(product: Product, age: int, sex: str, renewals: int = 3) ->
             "increase_pct": round((premium / current - 1) * 100, 1),
         })
     return steps
+
+
+def attained_age_premium(product: Product, age: int, sex: str) -> int:
+    """Base-plan monthly premium (rounded to 10 won) at an attained age anywhere in the premium table.
+
+    For a contract already held: unlike `monthly_premium` it does not check the join ages, so a
+    renewable contract's premium at, say, 70 is available although new contracts stop at 65 (it is
+    the same price `renewal_premiums` compares against). Raises ValueError outside the table's ages
+    or for an unknown sex.
+    """
+    return _round10(_table_premium(product, _require_age(age), _require_sex(sex)))

@@ -367,3 +367,79 @@ def text_matches(tokens: list[str], *texts: str) -> bool:
     haystack = " ".join(t for t in texts if t).lower()
     compact = haystack.replace(" ", "")
     return all(token in haystack or token.replace(" ", "") in compact for token in tokens)
+
+
+# --- argument cleaning for args schemas (pydantic `mode="before"` validators) -----------------------
+# A tool's args schema must accept whatever an LLM or a user puts in a field ("모름", "", 3.5, a list,
+# a dict) without a ValidationError: these turn a raw value into the field's type, or None, so the
+# tool answers `needs_user_input` instead of raising.
+
+UNKNOWN_WORDS = {"모름", "모르겠음", "모르겠어요", "모르겠습니다", "몰라", "몰라요", "잘모름", "잘모르겠어요",
+                 "미정", "없음", "상관없음", "아무거나", "unknown", "none", "null", "n/a", "na", "-", "?", "??"}
+
+
+def _is_unknown_word(text: str) -> bool:
+    return re.sub(r"[\s.!~]+", "", text).lower() in UNKNOWN_WORDS
+
+
+def clean_text(value: Any) -> str | None:
+    """A stripped string, or None for blanks, '모름'-like words and values that are not text or numbers."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return None if value != value else str(value)  # NaN is not text
+    if isinstance(value, (list, tuple, set)):
+        parts = [t for t in (clean_text(v) for v in value) if t]
+        return ", ".join(parts) or None
+    if not isinstance(value, str):
+        return None
+    text = " ".join(value.split())
+    return None if not text or _is_unknown_word(text) else text
+
+
+def clean_names(value: Any) -> list[str] | None:
+    """A list of names from a list or one string (split later by `split_names`); None when empty."""
+    if isinstance(value, (list, tuple, set)):
+        names = [t for t in (clean_text(v) for v in value) if t]
+    else:
+        text = clean_text(value)
+        names = [text] if text else []
+    return names or None
+
+
+def clean_age(value: Any) -> int | None:
+    """parse_age that never raises (NaN, infinity, huge numbers, '모름' -> None or the number)."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(value, str) and _is_unknown_word(value.strip() or "-"):
+        return None
+    try:
+        age = parse_age(value)
+    except (ValueError, OverflowError):
+        return None
+    if age is not None and abs(age) > 10_000:
+        return 9_999  # still impossible, so check_age asks again; keeps the value printable
+    return age
+
+
+def clean_won(value: Any, small_unit: int | None = None, below: float | None = None) -> int | None:
+    """parse_won that never raises; None for blanks, '모름', zero or negative amounts."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(value, (list, tuple, set, dict)):
+        return None
+    try:
+        won = parse_won(value, small_unit=small_unit, below=below)
+    except (ValueError, OverflowError):
+        return None
+    return won if won and won > 0 else None
+
+
+def clean_bool(value: Any) -> bool | None:
+    """parse_bool that never raises; None when unclear."""
+    if isinstance(value, (list, tuple, set, dict)):
+        return None
+    try:
+        return parse_bool(value)
+    except (ValueError, TypeError):
+        return None
