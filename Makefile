@@ -9,6 +9,10 @@ PARAMS ?= notebooks/params/default.yaml
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
+# llama-cpp-python (the embedded LLM runtime) builds from source: about 10 minutes on 2 cores, once
+# (pip keeps the wheel in its cache). No tests or examples of llama.cpp are built.
+export CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
 .PHONY: setup run test lab bench reference lock clean-index
 
@@ -39,7 +43,8 @@ bench: setup  ## route latency, index build and rebuild times, pipeline time (pr
 reference: setup  ## refresh results/reference/ from a full default run
 	$(VENV)/bin/toolroute run --params notebooks/params/default.yaml --run-id reference
 	rm -rf results/reference && mkdir -p results/reference
-	cp -r results/runs/reference/02_toolcard_ablation results/runs/reference/02_toolcard_ablation.ipynb \
+	cp -r results/runs/reference/01_ingest results/runs/reference/01_ingest.ipynb \
+	  results/runs/reference/02_toolcard_ablation results/runs/reference/02_toolcard_ablation.ipynb \
 	  results/runs/reference/manifest.json results/reference/
 
 lock:  ## refresh requirements.lock and environment.yml from the current venv

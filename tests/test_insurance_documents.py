@@ -284,3 +284,95 @@ def test_sweep_on_a_tiny_fixture(tmp_path, chroma, docs):
     rag_eval.hit_rate_plot(table, [1, 5], tmp_path / "hit.png", embedder="hash")
     assert (tmp_path / "len.png").stat().st_size > 0 and (tmp_path / "hit.png").stat().st_size > 0
     assert set(rag_eval.documents_table(few).columns) >= {"document", "pages", "sha256"}
+
+
+# ----- notebook 01 helpers -----------------------------------------------------------------------
+
+def test_caching_embedder_embeds_each_text_once_and_keeps_the_spec(chroma, docs):
+    inner = HashEmbedder()
+    emb = rag_eval.CachingEmbedder(inner)
+    assert emb.spec == inner.spec and emb.dim == inner.dim
+    first = emb.embed_passages(["가", "나", "가"])
+    assert inner.passages_embedded == 2 and emb.model_passages == 2 and emb.cached_passages == 1
+    again = emb.embed_passages(["나", "가"])
+    assert inner.passages_embedded == 2 and emb.cached_passages == 3
+    assert (again[0] == first[1]).all() and (again[1] == first[0]).all()
+    assert (first == HashEmbedder().embed_passages(["가", "나", "가"])).all()  # the vectors of the wrapped model
+    assert emb.embed_passages([]).shape == (0, inner.dim)
+
+    # through the cache, a store is the same store as with the plain embedder (same namespace)
+    terms = [d for d in docs if d.document == TERMS_STEM]
+    knowledge.ingest_documents(size=500, overlap=100, embedder=emb, client=chroma, progress=False, docs=terms,
+                               suffix="-c", collections=["terms"])
+    plain = knowledge.open_stores(HashEmbedder(), chroma, "-c")["terms"]
+    assert plain.exists() and plain.count() > 0
+    embedded = emb.model_passages
+    # another size's collections: texts already seen are not sent to the model again
+    rag_eval.sweep([500], 100, [1], emb, chroma, docs=terms, questions=[], collections=["terms"])
+    assert emb.model_passages == embedded
+
+
+def test_ingest_only_the_collections_asked_for(chroma, docs):
+    emb = HashEmbedder()
+    reports = knowledge.ingest_documents(size=500, overlap=100, embedder=emb, client=chroma, progress=False,
+                                         docs=docs, suffix="-o", collections=["terms"])
+    assert list(reports) == ["terms"]
+    stores = knowledge.open_stores(emb, chroma, "-o")
+    assert stores["terms"].exists() and not stores["product_info"].exists()
+    table = rag_eval.ingest_table(reports)
+    assert table.loc[0, "changed_documents"] == 1 and table.loc[0, "unchanged_documents"] == 0
+    again = rag_eval.ingest_table(knowledge.ingest_documents(size=500, overlap=100, embedder=emb, client=chroma,
+                                                             progress=False, docs=docs, suffix="-o",
+                                                             collections=["terms"]))
+    assert again.loc[0, "added"] == 0 and again.loc[0, "unchanged_documents"] == 1 and not again.loc[0, "rebuilt"]
+    for bad in (["nope"], []):
+        with pytest.raises(ValueError, match="collections"):
+            knowledge.ingest_documents(embedder=emb, client=chroma, docs=docs, suffix="-o", collections=bad)
+
+
+def test_chunk_counts_and_stats(docs):
+    counts = rag_eval.chunk_counts(docs, [300, 500, 800], 100)
+    assert list(counts.columns) == ["chunk_size", "overlap", "collection", "documents", "chunks", "mean_chars"]
+    pages = knowledge.document_pages(docs)
+    for _, row in counts.iterrows():
+        assert row.chunks == len(knowledge.document_chunks(pages[row.collection], row.chunk_size, row.overlap))
+        assert row.mean_chars <= row.chunk_size
+    by_size = counts.groupby("chunk_size").chunks.sum()
+    assert by_size[300] > by_size[500] > by_size[800]
+    assert counts.groupby("collection").documents.first().to_dict() == {"product_info": len(docs) - 1, "terms": 1}
+    assert rag_eval.sweep_overlap(150, 100) == 75 and rag_eval.sweep_overlap(500, 100) == 100
+    assert set(rag_eval.chunk_counts(docs, [300], 200).overlap) == {150}  # the sweep's cap
+    assert set(rag_eval.chunk_counts(docs, [500], 100, ["terms"]).collection) == {"terms"}
+
+    chunks = rag_eval.chunks_by_collection(docs, 500, 100)
+    lengths = rag_eval.chunk_lengths(chunks)
+    stats = rag_eval.chunk_stats(lengths).set_index("collection")
+    for key, group in chunks.items():
+        body = [len(knowledge.strip_header(c.text)) for c in group]
+        assert stats.loc[key, "chunks"] == len(group) and stats.loc[key, "max"] == max(body) <= 500
+        assert stats.loc[key, "min"] <= stats.loc[key, "p10"] <= stats.loc[key, "median"] <= stats.loc[key, "p90"]
+    assert stats.loc["product_info", "documents"] == len(docs) - 1
+
+
+def test_questions_table_and_page_texts(docs, page_texts):
+    assert rag_eval.page_texts(docs) == page_texts
+    questions = rag_eval.load_rag_qa()
+    table = rag_eval.questions_table(questions)
+    assert table.questions.sum() == len(questions)
+    assert set(table.document) == {q.document for q in questions}
+    terms = table[table.document == TERMS_STEM].iloc[0]
+    assert terms.collection == "terms"
+    assert terms.pages.split(",") == [str(p) for p in sorted({q.page for q in questions if q.document == TERMS_STEM})]
+
+
+def test_sweep_on_one_collection(tmp_path, chroma, docs):
+    few = [d for d in docs if d.document in (TERMS_STEM, summary_stem("B003"))]
+    qs = rag_eval.load_rag_qa()
+    table, per_size = rag_eval.sweep([400], 100, [1, 3], HashEmbedder(), chroma, docs=few, questions=qs,
+                                     collections=["terms"])
+    assert list(table.collection) == ["terms", "all"]
+    n_terms = sum(q.collection == "terms" for q in qs)
+    assert (table.n == n_terms).all() and len(per_size[400]) == n_terms
+    assert table.chunks.iloc[0] == table.chunks.iloc[1]
+    names = {c if isinstance(c, str) else c.name for c in chroma.list_collections()}
+    assert len(names) == 1  # the product_info collection of that size was not built

@@ -3,10 +3,11 @@
 import json
 import time
 
+import pandas as pd
 import pytest
 
 from toolroute.config import ROOT
-from toolroute.pipeline import PipelineError, run_pipeline
+from toolroute.pipeline import PipelineError, load_params, run_pipeline
 
 # Jupyter kernels talk to papermill over loopback TCP; nothing else may be reached.
 kernel_sockets = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1", "::1", "localhost"])]
@@ -20,16 +21,28 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     start = time.perf_counter()
     run_dir = run_pipeline(ROOT / "notebooks/params/smoke.yaml", run_id="smoke", runs_root=tmp_path / "runs")
     seconds = time.perf_counter() - start
+    ingest = run_dir / "01_ingest"
+    for name in ["documents.csv", "ingest.csv", "chunk_stats.csv", "chunk_counts.csv", "questions.csv",
+                 "retrieval.csv", "retrieval_ranks.csv", "failures.csv", "chunk_lengths.png", "hit_rate.png"]:
+        assert (ingest / name).stat().st_size > 0, name
+    passes = pd.read_csv(ingest / "ingest.csv").set_index("ingest")
+    assert (passes.loc["first", "added"] > 0).all()  # a fresh data folder: everything embedded once
+    assert (passes.loc["second", "added"] == 0).all() and not passes.loc["second", "rebuilt"].any()  # incremental
+    retrieval = pd.read_csv(ingest / "retrieval.csv")
+    assert retrieval[retrieval.collection == "all"]["hit@10"].between(0, 1).all()
     out = run_dir / "02_toolcard_ablation"
     for name in ["ablation_dev.csv", "ablation_test.csv", "paired_test.csv", "failures_test.csv",
                  "recall_curves_test.png", "confusions_test.png", "no_call_test.png", "hit1_test.png"]:
         assert (out / name).stat().st_size > 0, name
     manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["notebooks"]["01_ingest"]["status"] == "ok"
     assert manifest["notebooks"]["02_toolcard_ablation"]["status"] == "ok"
     assert manifest["versions"]["chromadb"] and "git_commit" in manifest
-    executed = json.loads((run_dir / "02_toolcard_ablation.ipynb").read_text())
-    assert any(c.get("outputs") for c in executed["cells"] if c["cell_type"] == "code")
-    print(f"smoke pipeline: {seconds:.1f} s")
+    for name in ["01_ingest", "02_toolcard_ablation"]:
+        executed = json.loads((run_dir / f"{name}.ipynb").read_text())
+        assert any(c.get("outputs") for c in executed["cells"] if c["cell_type"] == "code"), name
+    print(f"smoke pipeline: {seconds:.1f} s (" + ", ".join(
+        f"{n} {e['seconds']} s" for n, e in manifest["notebooks"].items()) + ")")
     # --resume skips what is done with the same parameters
     start = time.perf_counter()
     run_pipeline(ROOT / "notebooks/params/smoke.yaml", run_id="smoke", runs_root=tmp_path / "runs", resume=True)
@@ -71,3 +84,17 @@ def test_failing_notebook_is_named_with_its_cell_and_earlier_outputs_stay(tmp_pa
     assert manifest["notebooks"]["a_ok"]["status"] == "ok"
     assert manifest["notebooks"]["b_fails"]["status"] == "failed"
     assert (tmp_path / "runs/r/a_ok.ipynb").exists()
+
+
+def test_committed_notebooks_have_no_outputs_and_run_in_order():
+    import nbformat
+
+    names = [n.stem for n in sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    assert names[:2] == ["01_ingest", "02_toolcard_ablation"]
+    for name in names:
+        nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert code and "parameters" in code[0].metadata.get("tags", []), name
+        assert all(not c.outputs and c.execution_count is None for c in code), f"{name}: clear the outputs"
+    for params in ["default", "smoke"]:
+        assert [e["name"] for e in load_params(f"notebooks/params/{params}.yaml")["notebooks"]] == names[:2]

@@ -1,11 +1,15 @@
 """The committed results/reference/ must be what the pipeline computes: recompute the deterministic
-test-split rows (e5-small and BM25 arms) and compare them with the committed table."""
+test-split rows (e5-small and BM25 arms) and compare them with the committed table; for 01_ingest,
+recompute the documents (sha256, pages), the chunk counts and length statistics, the question
+summary, and the retrieval ranks of the cheapest sweep setting (terms at the largest chunk size)."""
+
+import json
 
 import pandas as pd
 import pytest
 
 from toolroute.config import ROOT
-from toolroute.experiments import ablation
+from toolroute.experiments import ablation, rag_eval
 
 REFERENCE = ROOT / "results/reference/02_toolcard_ablation/ablation_test.csv"
 RECOMPUTED = ["dense:e5-small:multi/top2", "hybrid:e5-small:multi/top2", "bm25"]
@@ -24,3 +28,75 @@ def test_reference_table_is_reproducible(tmp_path, monkeypatch):
     for label in RECOMPUTED:
         pd.testing.assert_series_equal(table.loc[label, numeric].astype(float), reference.loc[label, numeric].astype(float),
                                        check_names=False, atol=1e-6, rtol=0)
+
+
+INGEST = ROOT / "results/reference/01_ingest"
+
+
+@pytest.fixture(scope="module")
+def ingest_params():
+    manifest = json.loads((ROOT / "results/reference/manifest.json").read_text())
+    return manifest["notebooks"]["01_ingest"]["parameters"]
+
+
+@pytest.fixture(scope="module")
+def reference_docs(tmp_path_factory):
+    from toolroute.domains.insurance.documents import build_documents
+
+    return build_documents(tmp_path_factory.mktemp("docs"))
+
+
+def test_ingest_reference_documents_and_chunks_are_reproducible(ingest_params, reference_docs):
+    docs = reference_docs
+    committed = pd.read_csv(INGEST / "documents.csv", dtype={"sha256": str, "product_code": str})
+    recomputed = rag_eval.documents_table(docs)
+    columns = ["document", "doc_type", "title", "pages", "sha256"]
+    pd.testing.assert_frame_equal(recomputed[columns], committed[columns], check_dtype=False)
+    assert recomputed.product_code.fillna("").tolist() == committed.product_code.fillna("").tolist()
+
+    size, overlap, collections = ingest_params["chunk_size"], ingest_params["overlap"], ingest_params["collections"]
+    sizes = sorted(set(ingest_params["chunk_sizes"]) | {size})
+    pd.testing.assert_frame_equal(rag_eval.chunk_counts(docs, sizes, overlap, collections),
+                                  pd.read_csv(INGEST / "chunk_counts.csv"), check_dtype=False)
+    lengths = rag_eval.chunk_lengths(rag_eval.chunks_by_collection(docs, size, overlap, collections))
+    pd.testing.assert_frame_equal(rag_eval.chunk_stats(lengths), pd.read_csv(INGEST / "chunk_stats.csv"),
+                                  check_dtype=False)
+    # what was ingested: the first ingest of the run held the same chunks (its `added` depends on the data folder)
+    ingest = pd.read_csv(INGEST / "ingest.csv")
+    counts = rag_eval.chunk_counts(docs, [size], overlap, collections).set_index("collection")["chunks"]
+    for _, row in ingest.iterrows():
+        assert row.chunks == counts[row.collection]
+    assert (ingest[ingest.ingest == "second"]["added"] == 0).all()
+    # the sweep table's chunk counts are the same counts
+    sweep = pd.read_csv(INGEST / "retrieval.csv")
+    by_size = rag_eval.chunk_counts(docs, ingest_params["chunk_sizes"], overlap, collections)
+    per_collection = sweep[sweep.collection != "all"].merge(by_size, on=["chunk_size", "overlap", "collection"])
+    assert len(per_collection) == len(by_size) and (per_collection.chunks_x == per_collection.chunks_y).all()
+
+    questions = [q for q in rag_eval.load_rag_qa() if q.collection in collections]
+    pd.testing.assert_frame_equal(rag_eval.questions_table(questions), pd.read_csv(INGEST / "questions.csv", dtype={"pages": str}),
+                                  check_dtype=False)
+    assert (sweep[sweep.collection == "all"]["n"] == len(questions)).all()
+
+
+@pytest.mark.slow
+def test_ingest_reference_retrieval_is_reproducible(ingest_params, reference_docs, tmp_path):
+    """Re-ingest the terms at the largest chunk size (the fewest chunks to embed) and search again:
+    the same ranks per question and the same hit@k / MRR as the committed sweep."""
+    from toolroute.embeddings import get_embedder
+    from toolroute.index import open_client
+
+    if "terms" not in ingest_params["collections"]:
+        pytest.skip("the reference run did not evaluate the terms collection")
+    size, ks = max(ingest_params["chunk_sizes"]), ingest_params["ks"]
+    table, per_size = rag_eval.sweep([size], ingest_params["overlap"], ks, get_embedder(ingest_params["embedder"]),
+                                     open_client(tmp_path / "chroma"), docs=reference_docs, collections=["terms"])
+    committed = pd.read_csv(INGEST / "retrieval.csv")
+    row = committed[(committed.chunk_size == size) & (committed.collection == "terms")].iloc[0]
+    mine = table[table.collection == "terms"].iloc[0]
+    for key in ["chunks", "n", *[f"hit@{k}" for k in ks], "mrr"]:
+        assert mine[key] == pytest.approx(row[key], abs=1e-9), key
+    ranks = pd.read_csv(INGEST / "retrieval_ranks.csv")
+    ranks = ranks[(ranks.chunk_size == size) & (ranks.collection == "terms")].set_index("id")["rank"]
+    mine_ranks = {r.id: r.rank for r in per_size[size]}
+    assert {i: (None if pd.isna(v) else int(v)) for i, v in ranks.items()} == mine_ranks

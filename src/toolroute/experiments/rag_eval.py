@@ -19,8 +19,11 @@ questions with rank <= k, and MRR is the mean of 1/rank over questions (0 withou
 MRR@max(ks).
 
 Chunk-size sweeps ingest into their own pair of collections per setting (suffix
-`-s<size>-o<overlap>`) in the client given (the notebook uses a separate Chroma folder), so a
-sweep never touches the live stores the tools read.
+`-s<size>-o<overlap>`, overlap capped at half the size) in the client given (the notebook uses a
+separate Chroma folder), so a sweep never touches the live stores the tools read. The notebook
+wraps its embedder in `CachingEmbedder`, so a chunk text embedded once in the process (e.g. by the
+live ingest at the default size) is not embedded again by the sweep: same embedder, same text,
+same vector.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ from toolroute.config import ROOT
 __all__ = [
     "RagQuestion", "QuestionResult", "RAG_QA_PATH", "load_rag_qa", "check_questions", "is_hit", "evaluate",
     "metrics", "sweep", "documents_table", "chunk_lengths", "chunk_length_plot", "hit_rate_plot", "sweep_suffix",
-    "sweep_client", "ingest_table", "failures", "results_frame",
+    "sweep_client", "ingest_table", "failures", "results_frame", "CachingEmbedder", "sweep_overlap",
+    "page_texts", "chunks_by_collection", "chunk_counts", "chunk_stats", "questions_table",
 ]
 
 RAG_QA_PATH = ROOT / "data" / "insurance" / "rag_qa.jsonl"
@@ -84,6 +88,32 @@ def load_rag_qa(path: str | Path | None = None) -> list[RagQuestion]:
 
 def _compact(text: str) -> str:
     return "".join(text.split())
+
+
+def _keys(collections: Iterable[str] | None) -> list[str]:
+    keys = list(COLLECTION_KEYS) if collections is None else list(dict.fromkeys(collections))
+    unknown = [k for k in keys if k not in COLLECTION_KEYS]
+    if unknown or not keys:
+        raise ValueError(f"collections must be a non-empty subset of {list(COLLECTION_KEYS)}, got {keys}")
+    return keys
+
+
+def questions_table(questions: Sequence[RagQuestion]) -> pd.DataFrame:
+    """Questions per collection and document, with the pages they point at."""
+    rows: dict[tuple[str, str], list[int]] = {}
+    for q in questions:
+        rows.setdefault((q.collection, q.document), []).append(q.page)
+    return pd.DataFrame([{"collection": c, "document": d, "questions": len(pages),
+                          "pages": ",".join(str(p) for p in sorted(set(pages)))}
+                         for (c, d), pages in sorted(rows.items())],
+                        columns=["collection", "document", "questions", "pages"])
+
+
+def page_texts(docs: Iterable[Any]) -> dict[str, dict[int, str]]:
+    """{document: {page: text}} of DocumentInfos, as `check_questions` wants it."""
+    from toolroute.rag.pdf import extract_pages
+
+    return {d.document: {p.page: p.text for p in extract_pages(d.path)} for d in docs}
 
 
 def check_questions(questions: Iterable[RagQuestion], pages_by_doc: dict[str, dict[int, str]]) -> list[str]:
@@ -157,6 +187,47 @@ def sweep_suffix(size: int, overlap: int) -> str:
     return f"-s{size}-o{overlap}"
 
 
+def sweep_overlap(size: int, overlap: int) -> int:
+    """The overlap a sweep uses at `size`: the overlap asked for, at most half the chunk size."""
+    return min(overlap, size // 2)
+
+
+class CachingEmbedder:
+    """An embedder that remembers passage vectors by text for the life of the process.
+
+    It keeps the wrapped embedder's `spec`, so stores built through it are the same stores (same
+    collection names, same document hashes) as with the wrapped embedder itself: the vectors are
+    the ones it would compute. `model_passages` counts the passages that really reached the model.
+    Queries are passed through (they are cheap and rarely repeat).
+    """
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self.spec = inner.spec
+        self._cache: dict[str, np.ndarray] = {}
+        self.model_passages = 0
+        self.cached_passages = 0
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo:
+            for t, vec in zip(todo, self.inner.embed_passages(todo)):
+                self._cache[t] = np.asarray(vec, dtype=np.float32)
+            self.model_passages += len(todo)
+        self.cached_passages += len(texts) - len(todo)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts])
+
+
 def sweep_client(path: str | Path | None = None):
     """A Chroma client of its own for sweeps (default `data_dir()/chroma-rag-sweep`), apart from the live
     stores' client; the sweep collections persist there, so a re-run embeds only what changed."""
@@ -167,41 +238,48 @@ def sweep_client(path: str | Path | None = None):
 
 
 def ingest_table(reports: dict[str, Any]) -> pd.DataFrame:
-    """One row per collection of an ingest: documents, chunks, added (embedded now), reused, removed, seconds."""
-    return pd.DataFrame([{"collection": key, "store": r.collection, "documents": r.documents, "chunks": r.chunks,
-                          "added": r.added, "reused": r.reused, "removed": r.removed,
-                          "changed_documents": len(r.changed_documents), "rebuilt": r.rebuilt,
+    """One row per collection of an ingest: documents (changed = re-chunked and written again,
+    unchanged = kept as stored), chunks (added = embedded now, reused = vectors copied, removed),
+    whether a new generation was written, seconds."""
+    return pd.DataFrame([{"collection": key, "store": r.collection, "documents": r.documents,
+                          "changed_documents": len(r.changed_documents),
+                          "unchanged_documents": r.documents - len(r.changed_documents),
+                          "removed_documents": len(r.removed_documents), "chunks": r.chunks,
+                          "added": r.added, "reused": r.reused, "removed": r.removed, "rebuilt": r.rebuilt,
                           "seconds": round(r.seconds, 2)} for key, r in reports.items()])
 
 
 def sweep(chunk_sizes: Sequence[int], overlap: int, ks: Sequence[int], embedder: Any, client: Any,
           docs: list | None = None, questions: Sequence[RagQuestion] | None = None,
-          progress: bool = False) -> tuple[pd.DataFrame, dict[int, list[QuestionResult]]]:
+          progress: bool = False, collections: Iterable[str] | None = None,
+          ) -> tuple[pd.DataFrame, dict[int, list[QuestionResult]]]:
     """For each chunk size: ingest the documents into that size's own collections, then evaluate.
 
+    `collections` (default both) limits the ingest and the questions to those collections.
     Returns a table (one row per chunk size and collection, plus an "all" row: chunks, hit@k, MRR,
     ingest and search seconds) and the per-question results by chunk size.
     """
     from toolroute.domains.insurance import knowledge
     from toolroute.domains.insurance.documents import build_documents
 
-    questions = list(questions) if questions is not None else load_rag_qa()
+    keys = _keys(collections)
+    questions = [q for q in (questions if questions is not None else load_rag_qa()) if q.collection in keys]
     docs = docs if docs is not None else build_documents()
     rows, per_size = [], {}
     for size in chunk_sizes:
-        ov = min(overlap, size // 2)
+        ov = sweep_overlap(size, overlap)
         suffix = sweep_suffix(size, ov)
         reports = knowledge.ingest_documents(size=size, overlap=ov, embedder=embedder, client=client,
-                                             progress=progress, docs=docs, suffix=suffix)
+                                             progress=progress, docs=docs, suffix=suffix, collections=keys)
         stores = knowledge.open_stores(embedder, client, suffix)
         start = time.perf_counter()
         results = evaluate(questions, stores, k=max(ks))
         seconds = time.perf_counter() - start
         per_size[size] = results
-        for key in (*COLLECTION_KEYS, "all"):
+        for key in (*keys, "all"):
             subset = [r for r in results if key == "all" or r.collection == key]
             row = {"chunk_size": size, "overlap": ov, "collection": key,
-                   "chunks": sum(reports[c].chunks for c in COLLECTION_KEYS) if key == "all" else reports[key].chunks,
+                   "chunks": sum(reports[c].chunks for c in keys) if key == "all" else reports[key].chunks,
                    **metrics(subset, ks)}
             if key == "all":
                 row["ingest_seconds"] = round(sum(r.seconds for r in reports.values()), 2)
@@ -231,6 +309,46 @@ def documents_table(docs: Sequence[Any]) -> pd.DataFrame:
     """One row per DocumentInfo: document, doc_type, product_code, title, pages, sha256 (first 16)."""
     return pd.DataFrame([{"document": d.document, "doc_type": d.doc_type, "product_code": d.product_code,
                           "title": d.title, "pages": d.pages, "sha256": d.sha256[:16]} for d in docs])
+
+
+def chunks_by_collection(docs: Iterable[Any], size: int, overlap: int,
+                         collections: Iterable[str] | None = None) -> dict[str, list]:
+    """The chunks of the documents as the ingest makes them ({collection key: chunks})."""
+    from toolroute.domains.insurance import knowledge
+
+    pages = knowledge.document_pages(docs)
+    return {key: knowledge.document_chunks(pages[key], size, overlap) for key in _keys(collections)}
+
+
+def chunk_counts(docs: Sequence[Any], sizes: Sequence[int], overlap: int,
+                 collections: Iterable[str] | None = None) -> pd.DataFrame:
+    """Documents and chunks per chunk size and collection (the sweep's overlap rule), no embedding:
+    deterministic for the same documents."""
+    from toolroute.domains.insurance import knowledge
+
+    keys = _keys(collections)
+    pages = knowledge.document_pages(docs)
+    rows = []
+    for size in sizes:
+        ov = sweep_overlap(size, overlap)
+        for key in keys:
+            chunks = knowledge.document_chunks(pages[key], size, ov)
+            body = [len(knowledge.strip_header(c.text)) for c in chunks]
+            rows.append({"chunk_size": size, "overlap": ov, "collection": key,
+                         "documents": len({c.document for c in chunks}), "chunks": len(chunks),
+                         "mean_chars": round(float(np.mean(body)), 1) if body else 0.0})
+    return pd.DataFrame(rows, columns=["chunk_size", "overlap", "collection", "documents", "chunks", "mean_chars"])
+
+
+def chunk_stats(lengths: pd.DataFrame) -> pd.DataFrame:
+    """Per collection: documents, chunks and the length distribution (characters) of `chunk_lengths`."""
+    rows = []
+    for key, group in lengths.groupby("collection", sort=False):
+        c = group["chars"]
+        rows.append({"collection": key, "documents": group["document"].nunique(), "chunks": len(group),
+                     "min": int(c.min()), "p10": int(c.quantile(0.1)), "median": int(c.median()),
+                     "mean": round(float(c.mean()), 1), "p90": int(c.quantile(0.9)), "max": int(c.max())})
+    return pd.DataFrame(rows, columns=["collection", "documents", "chunks", "min", "p10", "median", "mean", "p90", "max"])
 
 
 def chunk_lengths(chunks_by_collection: dict[str, Sequence[Any]], header: bool = False) -> pd.DataFrame:

@@ -195,13 +195,18 @@ def _default_stores() -> dict[str, DocumentStore]:
 def ingest_documents(size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP, embedder: Any = None,
                      client: Any = None, progress: bool = True, *, docs_dir: str | Path | None = None,
                      docs: list[DocumentInfo] | None = None, suffix: str = "",
-                     header: bool = True) -> dict[str, IngestReport]:
+                     header: bool = True, collections: Iterable[str] | None = None) -> dict[str, IngestReport]:
     """Build the PDFs (unchanged ones are not rewritten) and ingest them incrementally into both stores.
 
     `embedder` / `client` default to those set by `reset` (else e5-small and the default Chroma);
     `docs` skips the build and ingests these documents; `suffix` ingests into a separate pair of
-    collections (e.g. "-s300-o100" for a chunk-size sweep) so the live stores are left alone.
+    collections (e.g. "-s300-o100" for a chunk-size sweep) so the live stores are left alone;
+    `collections` (keys of COLLECTIONS, default both) ingests only those stores.
     """
+    keys = list(COLLECTIONS) if collections is None else list(dict.fromkeys(collections))
+    unknown = [k for k in keys if k not in COLLECTIONS]
+    if unknown or not keys:
+        raise ValueError(f"collections must be a non-empty subset of {list(COLLECTIONS)}, got {keys}")
     if docs is None:
         docs = build_documents(docs_dir if docs_dir is not None else (_STATE.docs_dir or default_docs_dir()))
     use_defaults = embedder is None and client is None and not suffix
@@ -212,9 +217,9 @@ def ingest_documents(size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP, e
                              client if client is not None else _STATE.client, suffix)
     pages = document_pages(docs)
     reports = {}
-    for key, store in stores.items():
-        reports[key] = store.ingest(document_chunks(pages[key], size, overlap, header=header), progress=progress)
-    if use_defaults:
+    for key in keys:
+        reports[key] = stores[key].ingest(document_chunks(pages[key], size, overlap, header=header), progress=progress)
+    if use_defaults and len(keys) == len(COLLECTIONS):
         _STATE.ensured = True
     return reports
 
