@@ -1,0 +1,415 @@
+"""The one agent graph every domain pack runs on (seed 002, section 6-1):
+
+    START → input_guardrail → query_rewriter → agent ⇄ tools → output_guardrail → END
+
+- input_guardrail: L1 rules and L2 domain similarity; a blocked turn goes straight to the output
+  with a polite refusal (no tool search, no LLM call).
+- query_rewriter: follow-ups completed with the conversation's context (rules, LLM only if needed).
+- agent: routes the rewritten turn with the ToolRouter once per turn, binds only the top-k tools
+  (their when_not_to_use lines appended to the descriptions) and lets the LLM call tools or answer.
+- tools: dispatch by name, sync and async tools alike; an error or an unknown name becomes a tool
+  message, never a crash. Every call is logged in order (step, name, args, result).
+- a hard cap `max_tool_steps` counted in the state: at the cap the model is asked once more; if it
+  still wants tools, it gets a last call without tools and the state records `capped`. A call
+  repeating an earlier call of the turn (same name and arguments) is not run again: the model
+  answers instead and the state records the loop.
+- output_guardrail: see `toolroute.agent.guardrails.guard_output`.
+- memory: a LangGraph checkpointer (SQLite by default), one thread per conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import re
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+
+from toolroute.agent.guardrails import DomainGate, guard_output, l1_violation
+from toolroute.agent.pack import DomainPack
+from toolroute.agent.rewriter import SHORT_TURN, rewrite
+
+REFUSAL_INJECTION = "죄송합니다. 그 요청은 도와드릴 수 없습니다. 상담과 관련된 질문을 해 주시면 안내해 드리겠습니다."
+REFUSAL_OFF_DOMAIN = "죄송합니다. 저는 {domain} 상담만 도와드릴 수 있습니다. 관련된 질문을 해 주세요."
+DOMAIN_LABELS = {"insurance": "보험", "threat": "위협 평가", "plant": "설비 정비"}
+FINAL_INSTRUCTION = "위 도구 결과만 근거로 마지막 질문에 한국어로 간결하게 답하세요. 도구 결과에 없는 숫자는 말하지 마세요."
+FAILED_ANSWER = "죄송합니다. 지금은 답변을 정리하지 못했습니다. 질문을 조금 바꿔 다시 말씀해 주시겠어요?"
+_MARKUP = re.compile(r"^\s*(<tool_call>|<tools>|```json|\{\s*\"name\"\s*:|\{\{)", re.IGNORECASE)
+MAX_TOOL_RESULT_CHARS = 1500
+
+
+class AgentState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    turn: int
+    query: str
+    rewritten: str
+    rewrite_method: str
+    context: dict[str, Any]
+    history: list[tuple[str, str]]  # earlier (user, answer) pairs, for the rewriter and the prompt
+    blocked: str | None  # None, "injection:<rule>" or "off_domain"
+    domain_score: float | None
+    routed: list[str]
+    no_call: bool
+    tool_steps: int
+    capped: bool
+    loops: int
+    tool_log: list[dict[str, Any]]
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    answer: str
+    sources: list[dict[str, Any]]
+    guard: dict[str, Any]
+
+
+@dataclass
+class AgentConfig:
+    max_tool_steps: int = 3
+    top_k: int = 5
+    use_router: bool = True  # False: bind all the pack's tools (the "no routing" baseline)
+    append_when_not_to_use: bool = True
+    compact_schemas: bool = True  # see compact_schema; False binds LangChain's full schemas
+    rewrite_with_llm: bool = True
+    # Earlier (question, answer) pairs put in the prompt. 0 by default: the rewriter carries the
+    # context instead, because the embedded 1.5B model copies earlier answers and stops calling tools.
+    history_turns: int = 0
+
+    @property
+    def recursion_limit(self) -> int:
+        return 2 * self.max_tool_steps + 12
+
+
+def result_for_llm(result: Any, limit: int = 1500) -> str:
+    """A tool result as the model reads it: the one-line summary (or the question to ask) first.
+
+    A 1.5B model misreads long JSON (a sum insured taken for a premium); tools give a Korean
+    `summary`, so it leads, followed by the rest of the JSON, cut at `limit` characters.
+    """
+    if not isinstance(result, dict):
+        text = str(result)
+        return text if len(text) <= limit else text[:limit] + " …(생략)"
+    head = result.get("summary") or result.get("ask") or result.get("reason")
+    rest = {k: v for k, v in result.items() if k != "summary"}
+    body = json.dumps(rest, ensure_ascii=False, default=str)
+    text = f"{head}\n{body}" if head else body
+    return text if len(text) <= limit else text[:limit] + " …(생략)"
+
+
+def looks_like_markup(text: str) -> bool:
+    """A 'final answer' that is really a tool call or template markup (small models do this)."""
+    return not text.strip() or bool(_MARKUP.match(text)) or "</tool_call>" in text or "<tools>" in text
+
+
+def _first_sentence(text: str, limit: int) -> str:
+    text = " ".join((text or "").split())
+    for end in (". ", "다. ", "요. "):
+        index = text.find(end)
+        if 0 < index < limit:
+            return text[: index + len(end)].strip()
+    return text if len(text) <= limit else text[:limit].rstrip() + "…"
+
+
+def compact_schema(schema: dict, description_chars: int = 160, field_chars: int = 60) -> dict:
+    """A smaller OpenAI tool schema for a small model: one-line descriptions, `anyOf [T, null]` as T.
+
+    Every token of a bound schema is paid on each LLM call; the embedded 1.5B model reads ~80
+    prompt tokens/s, so the 5 bound schemas dominate the prompt. What is kept: names, types, enums,
+    required fields and short Korean descriptions.
+    """
+    function = dict(schema["function"])
+    function["description"] = _first_sentence(function.get("description", ""), description_chars)
+    params = json.loads(json.dumps(function.get("parameters", {})))
+    for name, prop in list(params.get("properties", {}).items()):
+        options = [o for o in prop.pop("anyOf", []) if o.get("type") != "null"]
+        if len(options) == 1:
+            prop.update(options[0])
+        elif options:
+            prop["anyOf"] = options
+        prop.pop("default", None)
+        prop.pop("title", None)
+        if "description" in prop:
+            # A small model copies examples into arguments ("예: 첫날부터암보험" becomes the product).
+            described = re.sub(r"\s*\((?:예|예시|e\.g\.)[:.]?[^)]*\)", "", prop["description"])
+            described = re.sub(r"\s*(?:예|예시)\s*[:：].*$", "", described)
+            prop["description"] = _first_sentence(described, field_chars)
+        params["properties"][name] = prop
+    params.pop("title", None)
+    params.pop("description", None)
+    function["parameters"] = params
+    return {"type": "function", "function": function}
+
+
+def _usage(message: Any) -> tuple[int, int]:
+    usage = getattr(message, "usage_metadata", None) or {}
+    return int(usage.get("input_tokens", 0) or 0), int(usage.get("output_tokens", 0) or 0)
+
+
+def _run_coroutine(coro: Any) -> Any:
+    """Run an async tool from sync code, also when an event loop is already running (notebooks)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+@dataclass
+class Agent:
+    """A compiled graph for one pack, with the router, LLM and checkpointer it was built from."""
+
+    pack: DomainPack
+    llm: Any
+    router: Any = None
+    gate: DomainGate | None = None
+    config: AgentConfig = field(default_factory=AgentConfig)
+    checkpointer: Any = None
+    graph: Any = None
+    _schemas: dict[str, dict] = field(default_factory=dict)
+
+    # --- tool schemas ------------------------------------------------------------------------------
+
+    def schema(self, name: str) -> dict:
+        """The OpenAI tool schema bound for `name`: its description plus the card's when_not_to_use."""
+        if name not in self._schemas:
+            tool = self.pack.tool(name)
+            schema = convert_to_openai_tool(tool)
+            if self.config.compact_schemas:
+                schema = compact_schema(schema)
+            if self.config.append_when_not_to_use and self.router is not None:
+                card = self.router.catalog.cards.get(name) if hasattr(self.router, "catalog") else None
+                if card is not None and card.when_not_to_use:
+                    extra = " ".join(card.when_not_to_use)
+                    schema["function"]["description"] = f"{schema['function']['description'].strip()} (쓰지 말 때: {extra})"
+            self._schemas[name] = schema
+        return self._schemas[name]
+
+    # --- nodes ---------------------------------------------------------------------------------------
+
+    def input_guardrail(self, state: AgentState) -> dict:
+        last = state["messages"][-1]
+        text = last.content if isinstance(last.content, str) else str(last.content)
+        reset = {"query": text, "turn": state.get("turn", 0) + 1, "tool_steps": 0, "capped": False, "loops": 0,
+                 "tool_log": [], "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "routed": [],
+                 "no_call": False, "sources": [], "blocked": None, "domain_score": None, "rewritten": text,
+                 "rewrite_method": "none", "guard": {}}
+        rule = l1_violation(text)
+        if rule:
+            return {**reset, "blocked": f"injection:{rule}"}
+        if self.gate is not None:
+            inside, score = self.gate.in_domain(text)
+            reset["domain_score"] = score
+            followup = state.get("history") and len("".join(text.split())) <= SHORT_TURN
+            if not inside and not followup:
+                return {**reset, "blocked": "off_domain"}
+        return reset
+
+    def query_rewriter(self, state: AgentState) -> dict:
+        llm = self.llm if self.config.rewrite_with_llm else None
+        result = rewrite(state["query"], state.get("context", {}), self.pack, state.get("history", []), llm)
+        update: dict[str, Any] = {"rewritten": result.text, "rewrite_method": result.method, "context": result.context}
+        if result.method == "llm":
+            update["llm_calls"] = state.get("llm_calls", 0) + 1
+        return update
+
+    def _route(self, state: AgentState) -> tuple[list[str], bool]:
+        if not self.config.use_router or self.router is None:
+            return self.pack.tool_names, False
+        result = self.router.route(state["rewritten"])
+        names = [n for n in result.top(self.config.top_k) if self.pack.tool(n) is not None]
+        return names, bool(result.no_call)
+
+    def _prompt(self, state: AgentState, note: str | None = None) -> list[AnyMessage]:
+        """System prompt, the last few turns (question + answer only), then this turn's messages."""
+        messages: list[AnyMessage] = [SystemMessage(self.pack.system_prompt + (f"\n{note}" if note else ""))]
+        for user, answer in (state.get("history", [])[-self.config.history_turns:] if self.config.history_turns else []):
+            if answer.strip():  # an empty answer in the history makes the small model emit markup
+                messages += [HumanMessage(user), AIMessage(answer)]
+        turn_messages = state["messages"][self._turn_start(state):]
+        for message in turn_messages:
+            if isinstance(message, HumanMessage) and message is turn_messages[0]:
+                messages.append(HumanMessage(state.get("rewritten") or message.content))
+            else:
+                messages.append(message)
+        return messages
+
+    @staticmethod
+    def _turn_start(state: AgentState) -> int:
+        messages = state["messages"]
+        for index in range(len(messages) - 1, -1, -1):
+            if isinstance(messages[index], HumanMessage):
+                return index
+        return 0
+
+    def _final_prompt(self, state: AgentState) -> list[AnyMessage]:
+        """For the answer without tools: this turn's tool results as plain text, not as tool messages.
+
+        Shown as tool-call/tool-response turns with no tools bound, the small model continues the
+        pattern and writes a tool call as its 'answer'; plain text makes it answer.
+        """
+        messages = self._prompt(state)[: -len(state["messages"][self._turn_start(state):])]
+        lines = []
+        for entry in state.get("tool_log", []):
+            result = result_for_llm(entry["result"], MAX_TOOL_RESULT_CHARS)
+            lines.append(f"- {entry['name']}({json.dumps(entry['args'], ensure_ascii=False)}): {result}")
+        question = state.get("rewritten") or state.get("query", "")
+        body = f"{question}\n\n[도구 결과]\n" + "\n".join(lines) + f"\n\n{FINAL_INSTRUCTION}" if lines else question
+        return messages + [HumanMessage(body)]
+
+    def _call(self, state: AgentState, tools: list[str], final: bool = False) -> tuple[AIMessage, dict]:
+        llm = self.llm.bind_tools([self.schema(n) for n in tools]) if tools else self.llm
+        reply = llm.invoke(self._final_prompt(state) if final else self._prompt(state))
+        prompt_tokens, completion_tokens = _usage(reply)
+        counters = {"llm_calls": state.get("llm_calls", 0) + 1,
+                    "prompt_tokens": state.get("prompt_tokens", 0) + prompt_tokens,
+                    "completion_tokens": state.get("completion_tokens", 0) + completion_tokens}
+        return reply, counters
+
+    def agent(self, state: AgentState) -> dict:
+        update: dict[str, Any] = {}
+        routed = state.get("routed") or []
+        if not state.get("tool_log") and not routed and not state.get("no_call"):
+            routed, no_call = self._route(state)
+            update.update({"routed": routed, "no_call": no_call})
+        else:
+            no_call = state.get("no_call", False)
+        tools = [] if no_call else routed
+        reply, counters = self._call({**state, **update}, tools)
+        update.update(counters)
+        calls = list(getattr(reply, "tool_calls", []) or [])
+        if not calls and state.get("tool_log") and looks_like_markup(str(reply.content)):
+            # tools were used but the reply is markup, not an answer: ask once more without tools
+            reply, more = self._call({**state, **update}, [], final=True)
+            update.update(more)
+            return {**update, "messages": [reply]}
+        if calls:
+            done = {(c["name"], json.dumps(c["args"], sort_keys=True, ensure_ascii=False)) for c in state.get("tool_log", [])}
+            repeated = any((c["name"], json.dumps(c["args"], sort_keys=True, ensure_ascii=False)) in done for c in calls)
+            at_cap = state.get("tool_steps", 0) >= self.config.max_tool_steps
+            if repeated or at_cap:
+                final, more = self._call({**state, **update}, [], final=True)
+                update.update(more)
+                update["loops" if repeated else "capped"] = (state.get("loops", 0) + 1) if repeated else True
+                return {**update, "messages": [final]}
+        return {**update, "messages": [reply]}
+
+    def tools(self, state: AgentState) -> dict:
+        last = state["messages"][-1]
+        steps = state.get("tool_steps", 0)
+        log = list(state.get("tool_log", []))
+        sources = list(state.get("sources", []))
+        messages = []
+        capped = state.get("capped", False)
+        for call in last.tool_calls:
+            if steps >= self.config.max_tool_steps:  # more calls in one reply than steps left
+                capped = True
+                messages.append(ToolMessage(json.dumps({"status": "skipped", "reason": "tool step limit"}, ensure_ascii=False),
+                                            tool_call_id=call["id"], name=call["name"], status="error"))
+                continue
+            steps += 1
+            started = time.perf_counter()
+            tool = self.pack.tool(call["name"])
+            if tool is None:
+                result: Any = {"status": "error", "error": f"unknown tool {call['name']!r}",
+                               "available": state.get("routed") or self.pack.tool_names}
+                status = "error"
+            else:
+                try:
+                    if getattr(tool, "func", None) is None and getattr(tool, "coroutine", None) is not None:
+                        result = _run_coroutine(tool.ainvoke(call["args"]))
+                    else:
+                        result = tool.invoke(call["args"])
+                    status = "success"
+                except Exception as exc:  # noqa: BLE001 - any tool failure becomes a message to the model
+                    result = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+                    status = "error"
+            messages.append(ToolMessage(result_for_llm(result, MAX_TOOL_RESULT_CHARS), tool_call_id=call["id"], name=call["name"], status=status))
+            log.append({"step": steps, "name": call["name"], "args": call["args"], "result": result, "status": status,
+                        "seconds": round(time.perf_counter() - started, 4)})
+            sources += self.pack.sources_of(call["name"], result)
+        return {"messages": messages, "tool_steps": steps, "tool_log": log, "sources": sources, "capped": capped}
+
+    def output_guardrail(self, state: AgentState) -> dict:
+        if state.get("blocked"):
+            label = DOMAIN_LABELS.get(self.pack.name, self.pack.name)
+            text = REFUSAL_INJECTION if state["blocked"].startswith("injection") else REFUSAL_OFF_DOMAIN.format(domain=label)
+            message = AIMessage(text, id=str(uuid.uuid4()))
+            history = list(state.get("history", [])) + [(state["query"], text)]
+            return {"messages": [message], "answer": text, "history": history, "guard": {"blocked": state["blocked"]}}
+        last = state["messages"][-1]
+        raw = last.content if isinstance(last.content, str) else str(last.content)
+        failed = looks_like_markup(raw)
+        guarded = guard_output(FAILED_ANSWER if failed else raw, self.pack,
+                               with_disclaimer=bool(state.get("tool_log")) and not failed)
+        replaced = AIMessage(guarded.text, id=last.id) if isinstance(last, AIMessage) else AIMessage(guarded.text)
+        # a failed answer is not remembered: the next turn's prompt would copy it
+        history = list(state.get("history", [])) + [(state["query"], "" if failed else guarded.text)]
+        return {"messages": [replaced], "answer": guarded.text, "history": history,
+                "guard": {"removed": guarded.removed, "banned": [b.get("id") for b in guarded.banned],
+                          "disclaimer_added": guarded.disclaimer_added, "answer_failed": failed}}
+
+    # --- edges ---------------------------------------------------------------------------------------
+
+    @staticmethod
+    def after_input(state: AgentState) -> str:
+        return "output_guardrail" if state.get("blocked") else "query_rewriter"
+
+    @staticmethod
+    def after_agent(state: AgentState) -> str:
+        last = state["messages"][-1]
+        return "tools" if getattr(last, "tool_calls", None) else "output_guardrail"
+
+    # --- building and running ---------------------------------------------------------------------------
+
+    def compile(self) -> "Agent":
+        builder = StateGraph(AgentState)
+        builder.add_node("input_guardrail", self.input_guardrail)
+        builder.add_node("query_rewriter", self.query_rewriter)
+        builder.add_node("agent", self.agent)
+        builder.add_node("tools", self.tools)
+        builder.add_node("output_guardrail", self.output_guardrail)
+        builder.add_edge(START, "input_guardrail")
+        builder.add_conditional_edges("input_guardrail", self.after_input, ["query_rewriter", "output_guardrail"])
+        builder.add_edge("query_rewriter", "agent")
+        builder.add_conditional_edges("agent", self.after_agent, ["tools", "output_guardrail"])
+        builder.add_edge("tools", "agent")
+        builder.add_edge("output_guardrail", END)
+        self.graph = builder.compile(checkpointer=self.checkpointer)
+        return self
+
+    def run_config(self, thread_id: str) -> dict:
+        return {"configurable": {"thread_id": thread_id}, "recursion_limit": self.config.recursion_limit}
+
+    def ask(self, question: str, thread_id: str | None = None) -> AgentState:
+        """One turn of a conversation (a new thread when `thread_id` is None); the final state."""
+        thread_id = thread_id or uuid.uuid4().hex
+        started = time.perf_counter()
+        state = self.graph.invoke({"messages": [HumanMessage(question)]}, self.run_config(thread_id))
+        state = dict(state)
+        state["thread_id"] = thread_id
+        state["seconds"] = round(time.perf_counter() - started, 3)
+        return state
+
+
+def sqlite_checkpointer(path: str | Path):
+    """A SQLite checkpointer for multi-turn memory (one thread per conversation)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
+
+
+def build_agent(pack: DomainPack, llm: Any, router: Any = None, gate: DomainGate | None = None,
+                config: AgentConfig | None = None, checkpointer: Any = None) -> Agent:
+    """The compiled graph for `pack`. Without a checkpointer, memory lives in this process only."""
+    if checkpointer is None:
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        checkpointer = InMemorySaver()
+    return Agent(pack, llm, router, gate, config or AgentConfig(), checkpointer).compile()

@@ -1,0 +1,107 @@
+"""A domain pack: everything the one reusable agent graph needs to know about a domain.
+
+The graph (`toolroute.agent.graph`) is domain-agnostic; a pack supplies the tools, where their
+ToolCards live, the system prompt, how to read conversation context from a user turn (for the
+query rewriter), what the output guardrail must remove, and the disclaimer. Each domain module
+`toolroute.domains.<name>.pack` exposes `build_pack() -> DomainPack`; `load_pack(name)` finds it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import Any, Callable
+
+from langchain_core.tools import BaseTool
+
+from toolroute.config import toolcards_dir
+
+KNOWN_PACKS = ("insurance", "threat", "plant")
+
+
+def _no_context(text: str, context: dict[str, Any]) -> dict[str, Any]:
+    return dict(context)
+
+
+def _render_context(context: dict[str, Any]) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in context.items() if v not in (None, "", [], {}))
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _no_banned(text: str) -> list[dict[str, Any]]:
+    return []
+
+
+def _no_sources(tool_name: str, result: Any) -> list[dict[str, Any]]:
+    """Sources a tool result cites: RAG passages carry `source` (document + page)."""
+    if not isinstance(result, dict):
+        return []
+    out = []
+    for p in result.get("passages", []) or []:
+        if isinstance(p, dict) and p.get("source"):
+            out.append({"source": p["source"], "tool": tool_name})
+    return out
+
+
+@dataclass
+class DomainPack:
+    """One domain's tools and rules for the shared graph (see the module docstring)."""
+
+    name: str
+    tools: list[BaseTool]
+    system_prompt: str
+    catalog_dir: Path | None = None
+    # In-domain example sentences for the L2 input guardrail (defaults to the cards' when_to_use).
+    domain_examples: list[str] = field(default_factory=list)
+    # (user text, context so far) -> updated context: customer, age, sex, products … (rules only).
+    extract_context: Callable[[str, dict[str, Any]], dict[str, Any]] = _no_context
+    # context -> a short Korean line the rewriter appends to a follow-up ("70세 남성, 상품: …").
+    render_context: Callable[[dict[str, Any]], str] = _render_context
+    # Output guardrail hooks.
+    mask_text: Callable[[str], str] = _identity  # personal data
+    remove_patterns: list[str] = field(default_factory=list)  # regexes of internal ids (product codes …)
+    find_banned: Callable[[str], list[dict[str, Any]]] = _no_banned  # each hit has "matched", "alternative"
+    disclaimer: str | None = None
+    disclaimer_markers: list[str] = field(default_factory=list)  # words showing the model wrote one already
+    sources_of: Callable[[str, Any], list[dict[str, Any]]] = _no_sources
+    # Short referential follow-ups the rewriter must complete ("그거 얼마야?", "아버지").
+    followup_markers: list[str] = field(default_factory=lambda: [
+        "그거", "그건", "그게", "이거", "이건", "저거", "그럼", "그러면", "방금", "아까", "위에", "두 상품", "둘 다",
+        "그 상품", "그 보험", "거기", "얼마", "어때",
+    ])
+
+    def __post_init__(self) -> None:
+        if self.catalog_dir is None:
+            self.catalog_dir = toolcards_dir(self.name)
+        names = [t.name for t in self.tools]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"pack {self.name!r}: tools defined twice: {duplicates}")
+        for pattern in self.remove_patterns:
+            re.compile(pattern)
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+    def tool(self, name: str) -> BaseTool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+
+def load_pack(name: str) -> DomainPack:
+    """The pack of domain `name` (`toolroute.domains.<name>.pack.build_pack()`)."""
+    try:
+        module = import_module(f"toolroute.domains.{name}.pack")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith(f"toolroute.domains.{name}"):
+            raise ValueError(f"unknown domain pack {name!r}; known: {', '.join(KNOWN_PACKS)}") from exc
+        raise
+    pack = module.build_pack()
+    if not isinstance(pack, DomainPack):
+        raise TypeError(f"toolroute.domains.{name}.pack.build_pack() must return a DomainPack")
+    return pack

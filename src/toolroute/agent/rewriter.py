@@ -1,0 +1,61 @@
+"""Query rewriter: complete short or referential follow-ups with what the conversation established.
+
+"그거 얼마야?" or "아버지" alone routes badly and lets the model guess arguments. Rules first: the
+pack reads context from every user turn (customer, age, sex — 아버지 → 남성 —, products …) and a
+follow-up (short, or with a referential marker) gets that context appended. Only when the rules
+find nothing to add to a referential turn and an LLM is given is one call spent on rewriting.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from toolroute.agent.pack import DomainPack
+
+SHORT_TURN = 12  # characters without spaces: "아버지", "55세 여성이요", "그럼 보험료는?"
+SMALLTALK = re.compile(r"^\s*(안녕|감사|고마|수고|반가|네[.!~ ]*$|넵|예[.!~ ]*$|알겠|좋아요?[.!~ ]*$|ㅎㅎ|ㅋㅋ|잠시만|잠깐만)")
+
+REWRITE_PROMPT = (
+    "다음 대화의 마지막 사용자 질문을, 앞 대화의 맥락(대상, 나이, 성별, 상품 등)을 채워 넣은 한 문장의 "
+    "완전한 질문으로 바꿔 쓰세요. 질문만 출력하세요.\n\n{history}\n\n마지막 질문: {question}\n완전한 질문:"
+)
+
+
+@dataclass
+class Rewrite:
+    text: str
+    context: dict[str, Any]
+    method: str  # "none" | "rules" | "llm"
+
+
+def is_followup(text: str, pack: DomainPack) -> bool:
+    compact = "".join(text.split())
+    return len(compact) <= SHORT_TURN or any(marker in text for marker in pack.followup_markers)
+
+
+def rewrite(text: str, context: dict[str, Any], pack: DomainPack, history: list[tuple[str, str]] | None = None,
+            llm: Any = None, always_carry: bool = True) -> Rewrite:
+    """The turn to route and answer, and the updated context. `history`: earlier (user, answer) pairs.
+
+    With `always_carry` (the default), every turn after the first gets the context it does not restate
+    (the agent's prompt then needs no earlier answers, which a small model tends to copy); without
+    it, only follow-ups do. Small talk is never rewritten.
+    """
+    before = dict(context or {})
+    updated = pack.extract_context(text, before)
+    if not history or SMALLTALK.match(text) or not (always_carry or is_followup(text, pack)):
+        return Rewrite(text, updated, "none")
+    # What the earlier turns established that this turn does not restate.
+    mentioned_now = pack.extract_context(text, {})
+    carried = {k: v for k, v in updated.items() if v not in (None, "", [], {}) and k not in mentioned_now}
+    if carried:
+        return Rewrite(f"{text} ({pack.render_context(carried)})", updated, "rules")
+    if llm is not None and is_followup(text, pack):
+        lines = "\n".join(f"사용자: {u}\n상담원: {a[:200]}" for u, a in history[-3:])
+        reply = llm.invoke(REWRITE_PROMPT.format(history=lines, question=text))
+        candidate = (getattr(reply, "content", "") or "").strip().splitlines()
+        if candidate and candidate[0].strip():
+            return Rewrite(candidate[0].strip(), updated, "llm")
+    return Rewrite(text, updated, "none")

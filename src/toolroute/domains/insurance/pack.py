@@ -1,0 +1,151 @@
+"""The insurance TMR domain as a pack of the shared agent graph (54 tools, seed 002)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from toolroute.agent.pack import DomainPack
+from toolroute.config import toolcards_dir
+from toolroute.domains.insurance import TOOL_NAMES
+from toolroute.domains.insurance import customers as db
+from toolroute.domains.insurance import reference
+from toolroute.domains.insurance.products import load_products
+
+SYSTEM_PROMPT = (
+    "당신은 한결생명 보험 TM(전화) 상담원을 돕는 상담 도우미입니다. 오늘은 2026년 12월 1일입니다.\n"
+    "규칙:\n"
+    "1. 보험료, 보장, 가입 조건, 심사, 청구, 고객 계약 같은 사실은 도구를 호출해 확인하고, 도구 결과에 있는 숫자와 사실만 말하세요.\n"
+    "2. 필요한 도구만 순서대로 호출하고, 답할 수 있으면 더 호출하지 말고 바로 답하세요.\n"
+    "3. 인사나 잡담, 도구가 필요 없는 질문에는 도구 없이 짧게 답하세요.\n"
+    "4. 도구 결과가 정보를 더 요청하면(needs_user_input) 그 질문을 그대로 고객에게 하세요. 추측하지 마세요.\n"
+    "5. 대화에서 이미 나온 고객, 나이, 성별, 상품은 다시 묻지 말고 그대로 쓰세요. 아버지는 남성, 어머니는 여성입니다.\n"
+    "6. 한국어로 7줄 이내로 답하세요."
+)
+DISCLAIMER = "※ 안내해 드린 내용은 참고용이며, 정확한 보장과 보험료는 상품설명서와 약관을 확인해 주세요."
+DISCLAIMER_MARKERS = ["참고용", "상품설명서와 약관", "약관을 확인", "상품설명서를 확인"]
+
+_MALE_WORDS = ("남성", "남자", "아버지", "아빠", "할아버지", "아들", "남편", "남편분")
+_FEMALE_WORDS = ("여성", "여자", "어머니", "엄마", "할머니", "딸", "아내", "부인")
+_AGE = re.compile(r"(?<!\d)(\d{1,3})\s*(?:세|살)")
+_CUSTOMER_ID = re.compile(r"\bC\d{4}\b")
+
+
+@lru_cache(maxsize=1)
+def _product_words() -> list[tuple[str, str]]:
+    """(word as written, product name), longest first, for finding products in a turn."""
+    words = []
+    for product in load_products().values():
+        for word in {product.name, *product.aliases}:
+            if len(word.replace(" ", "")) >= 4:
+                words.append((word.replace(" ", ""), product.name))
+    return sorted(words, key=lambda w: -len(w[0]))
+
+
+def _sex_of(text: str) -> str | None:
+    positions = {}
+    for word in _MALE_WORDS:
+        i = text.rfind(word)
+        if i >= 0:
+            positions[i] = "남성"
+    for word in _FEMALE_WORDS:
+        i = text.rfind(word)
+        if i >= 0:
+            positions[i] = "여성"
+    return positions[max(positions)] if positions else None
+
+
+def extract_context(text: str, context: dict[str, Any]) -> dict[str, Any]:
+    """Customer, age, sex, products, occupation and history named in a turn, merged into `context`."""
+    out = dict(context)
+    text = text or ""
+    compact = text.replace(" ", "")
+    customer = None
+    match = _CUSTOMER_ID.search(text)
+    if match:
+        found = db.find_customers(customer_id=match.group())
+        customer = found[0] if found else None
+    else:
+        for name in db.customer_names():
+            if name in text:
+                found = db.find_customers(name=name)
+                customer = found[0] if len(found) == 1 else {"name": name}
+                break
+    if customer:
+        out["customer"] = customer.get("name")
+        if customer.get("customer_id"):
+            out["customer_id"] = customer["customer_id"]
+            out["age"], out["sex"] = customer.get("age"), customer.get("sex")
+    age = _AGE.search(text)
+    if age and 0 <= int(age.group(1)) <= 110:
+        out["age"] = int(age.group(1))
+    sex = _sex_of(text)
+    if sex:
+        out["sex"] = sex
+    products: list[str] = list(out.get("products", []))
+    seen_here = []
+    rest = compact
+    for word, name in _product_words():
+        if word in rest:
+            rest = rest.replace(word, " ")
+            if name not in seen_here:
+                seen_here.append(name)
+    if seen_here:
+        products = [p for p in products if p not in seen_here] + seen_here
+        out["products"] = products[-3:]
+    occupation = reference.find_occupation(text)
+    if occupation:
+        out["occupation"] = occupation.name
+    conditions = reference.find_conditions(text)
+    if conditions:
+        out["history"] = sorted({*out.get("history", []), *[c.name for c in conditions]})
+    return out
+
+
+def render_context(context: dict[str, Any]) -> str:
+    parts = []
+    person = " ".join(str(x) for x in (f"{context['age']}세" if context.get("age") is not None else None,
+                                        context.get("sex")) if x)
+    if context.get("customer"):
+        parts.append(f"고객 {context['customer']}" + (f"({person})" if person else ""))
+    elif person:
+        parts.append(person)
+    if context.get("products"):
+        parts.append("상품: " + ", ".join(context["products"]))
+    if context.get("occupation"):
+        parts.append(f"직업: {context['occupation']}")
+    if context.get("history"):
+        parts.append("병력: " + ", ".join(context["history"]))
+    return ", ".join(parts)
+
+
+def mask_text(text: str) -> str:
+    return reference.mask_personal_data(text)[0]
+
+
+def find_banned(sentence: str) -> list[dict[str, Any]]:
+    return reference.find_banned_phrases(sentence)
+
+
+def build_pack() -> DomainPack:
+    from toolroute.cards import load_toolcards
+    from toolroute.domains.insurance.tools import build_tools
+
+    catalog = load_toolcards(toolcards_dir("insurance"), TOOL_NAMES)
+    examples = [e for card in catalog for e in (card.purpose, *card.when_to_use)]
+    return DomainPack(
+        name="insurance",
+        tools=build_tools(),
+        system_prompt=SYSTEM_PROMPT,
+        catalog_dir=toolcards_dir("insurance"),
+        domain_examples=examples,
+        extract_context=extract_context,
+        render_context=render_context,
+        mask_text=mask_text,
+        # product / rider codes, customer and contract ids: internal, never in an answer
+        remove_patterns=[r"\(?\bB0\d{2}(?:-R\d{2})?\b\)?", r"\(?\bC\d{4}\b\)?", r"\(?\bCT\d{5}\b\)?"],
+        find_banned=find_banned,
+        disclaimer=DISCLAIMER,
+        disclaimer_markers=DISCLAIMER_MARKERS,
+    )
