@@ -37,8 +37,9 @@ test: setup  ## the whole test suite, network disabled (includes a papermill smo
 lab: setup  ## JupyterLab on the project's kernel
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
 
-bench: setup  ## route latency, index build and rebuild times, pipeline time (printed, not asserted)
+bench: setup  ## route latency, index build and rebuild times, pipeline time, prompt tokens, guardrail (printed, not asserted)
 	$(PY) benchmarks/bench_route.py
+	$(PY) benchmarks/bench_agent.py
 
 reference: setup  ## refresh results/reference/ from a full default run
 	$(VENV)/bin/toolroute run --params notebooks/params/default.yaml --run-id reference

@@ -82,7 +82,7 @@ class DomainGate:
         if not in_domain_queries:
             raise ValueError("cannot fit the domain gate without in-domain queries")
         scores = gate.similarity(in_domain_queries)
-        gate.threshold = float(np.quantile(scores, max_false_block))
+        gate.threshold = float(np.quantile(scores, max_false_block, method="lower"))  # an observed score
         return gate
 
     def to_dict(self) -> dict[str, Any]:

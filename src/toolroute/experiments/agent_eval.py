@@ -1,0 +1,95 @@
+"""Scoring the agent on the multi-turn scenarios: per turn, the tools called against the gold calls,
+whether the required facts reach the answer, tokens, LLM calls and latency.
+
+A turn passes when every gold tool name was called and every fact (and every total's text) appears in
+the final answer, with none of the forbidden phrases. Facts are checked in the answer, not in the tool
+results: the tools are tested elsewhere; here the question is whether the agent carries them through.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections import Counter
+from typing import Any, Iterable
+
+import pandas as pd
+
+from toolroute.domains.insurance.scenarios import Scenario
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"\s+", "", text or "")
+
+
+def fact_in(fact: str, answer: str) -> bool:
+    """A fact is in the answer when it appears ignoring spaces ("301,800원" == "301,800 원")."""
+    return _compact(fact) in _compact(answer)
+
+
+def score_turn(turn: Any, state: dict[str, Any]) -> dict[str, Any]:
+    gold = [c.tool for c in turn.expected_calls]
+    called = [e["name"] for e in state.get("tool_log", [])]
+    gold_counts, called_counts = Counter(gold), Counter(called)
+    hit = sum(min(n, called_counts[t]) for t, n in gold_counts.items())
+    answer = state.get("answer", "")
+    facts = list(turn.facts) + [t.text for t in turn.totals]
+    missing = [f for f in facts if not fact_in(f, answer)]
+    violations = [p for p in turn.answer_must_not if p in answer]
+    tools_ok = set(gold) <= set(called)
+    return {
+        "gold_tools": gold, "called_tools": called,
+        "tool_recall": hit / len(gold) if gold else 1.0,
+        "tool_precision": hit / len(called) if called else (1.0 if not gold else 0.0),
+        "tools_ok": tools_ok, "facts_total": len(facts), "facts_found": len(facts) - len(missing),
+        "missing_facts": missing, "forbidden": violations,
+        "passed": tools_ok and not missing and not violations,
+    }
+
+
+def run_scenarios(agent: Any, scenarios: Iterable[Scenario], progress: bool = True) -> pd.DataFrame:
+    """Every scenario as one conversation (its own thread); one row per turn."""
+    from tqdm.auto import tqdm
+
+    scenarios = list(scenarios)
+    rows = []
+    bar = tqdm(total=sum(len(s.turns) for s in scenarios), desc="scenario turns", disable=not progress)
+    for scenario in scenarios:
+        thread = f"{scenario.id}-{uuid.uuid4().hex[:8]}"
+        for number, turn in enumerate(scenario.turns, start=1):
+            try:
+                state = agent.ask(turn.user, thread)
+                error = ""
+            except Exception as exc:  # noqa: BLE001 - one failing turn must not lose the run
+                state, error = {}, f"{type(exc).__name__}: {exc}"
+            row = {"scenario": scenario.id, "turn": number, "user": turn.user, "rewritten": state.get("rewritten", ""),
+                   "routed": state.get("routed", []), **score_turn(turn, state),
+                   "tool_steps": state.get("tool_steps", 0), "capped": state.get("capped", False),
+                   "loops": state.get("loops", 0), "blocked": state.get("blocked"),
+                   "answer_failed": bool(state.get("guard", {}).get("answer_failed")),
+                   "llm_calls": state.get("llm_calls", 0), "prompt_tokens": state.get("prompt_tokens", 0),
+                   "completion_tokens": state.get("completion_tokens", 0), "seconds": state.get("seconds"),
+                   "answer": state.get("answer", ""), "error": error}
+            if "passed" in row and error:
+                row["passed"] = False
+            rows.append(row)
+            bar.update(1)
+    bar.close()
+    return pd.DataFrame(rows)
+
+
+def summary(frame: pd.DataFrame) -> dict[str, Any]:
+    """Headline numbers of a scenario run."""
+    return {
+        "turns": int(len(frame)),
+        "pass_rate": round(float(frame["passed"].mean()), 3),
+        "tools_ok_rate": round(float(frame["tools_ok"].mean()), 3),
+        "tool_recall": round(float(frame["tool_recall"].mean()), 3),
+        "facts_found_rate": round(float(frame["facts_found"].sum() / max(1, frame["facts_total"].sum())), 3),
+        "answer_failed": int(frame["answer_failed"].sum()),
+        "capped_turns": int(frame["capped"].sum()),
+        "loop_turns": int((frame["loops"] > 0).sum()),
+        "median_prompt_tokens": float(frame["prompt_tokens"].median()),
+        "median_seconds": float(frame["seconds"].median()) if frame["seconds"].notna().any() else None,
+        "errors": int((frame["error"] != "").sum()),
+    }
