@@ -28,6 +28,8 @@ class ScriptedLLM(BaseChatModel):
     def _reply(self, messages, tools):
         self.calls.append({"messages": messages, "tools": tools})
         item = self.replies.pop(0) if self.replies else "네, 안내해 드리겠습니다."
+        if isinstance(item, Exception):
+            raise item
         if callable(item):
             item = item(messages, tools)
         if isinstance(item, str):

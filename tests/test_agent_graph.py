@@ -262,3 +262,38 @@ def test_the_embedded_llm_runs_the_graph_end_to_end(tmp_path, monkeypatch):
     assert state["llm_calls"] >= 1 and state["prompt_tokens"] > 0
     assert [e["name"] for e in state["tool_log"]][:1] == ["premium_estimate"]
     assert state["answer"] and not state["guard"].get("answer_failed")
+
+
+def test_malformed_tool_arguments_become_a_tool_error(pack):
+    agent, _ = _agent(pack, [("premium_estimate", {"age": {"nested": [1, 2]}, "sex": 3.5, "product": ["x"]}), "확인해 주세요."])
+    state = agent.ask("보험료")
+    assert state["tool_log"][0]["status"] in ("success", "error")  # never an exception out of the graph
+    assert state["tool_log"][0]["result"]["status"] in ("needs_user_input", "error", "not_found")
+    assert state["answer"]
+
+
+def test_an_llm_timeout_ends_the_turn_with_an_apology_and_keeps_the_thread(pack):
+    agent, _ = _agent(pack, [TimeoutError("read timed out"), "다시 연결됐습니다. 무엇을 도와드릴까요?"])
+    state = agent.ask("실속치매보험 보험료", thread_id="timeout")
+    assert state["error"].startswith("TimeoutError") and "연결할 수 없습니다" in state["answer"]
+    again = agent.ask("실속치매보험 보험료", thread_id="timeout")
+    assert again["error"] is None and again["turn"] == 2 and again["answer"].startswith("다시 연결")
+
+
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_a_server_that_is_down_is_an_error_answer_not_a_crash(pack):
+    from langchain_openai import ChatOpenAI
+
+    from toolroute.llm.server import free_port
+
+    llm = ChatOpenAI(base_url=f"http://127.0.0.1:{free_port()}/v1", api_key="x", model="local", timeout=2, max_retries=0)
+    state = build_agent(pack, llm, config=AgentConfig(use_router=False)).ask("보험료 알려줘")
+    assert "Connection" in state["error"] and "연결할 수 없습니다" in state["answer"]
+
+
+def test_the_embedded_server_reports_a_missing_model_clearly(tmp_path):
+    from toolroute.llm.server import LLMUnavailable, LocalLLMServer
+
+    with pytest.raises(LLMUnavailable, match="does not exist"):
+        LocalLLMServer(model_path=tmp_path / "missing.gguf").start()

@@ -43,6 +43,7 @@ REFUSAL_INJECTION = "죄송합니다. 그 요청은 도와드릴 수 없습니�
 REFUSAL_OFF_DOMAIN = "죄송합니다. 저는 {domain} 상담만 도와드릴 수 있습니다. 관련된 질문을 해 주세요."
 DOMAIN_LABELS = {"insurance": "보험", "threat": "위협 평가", "plant": "설비 정비"}
 FINAL_INSTRUCTION = "위 도구 결과만 근거로 마지막 질문에 한국어로 간결하게 답하세요. 도구 결과에 없는 숫자는 말하지 마세요."
+LLM_ERROR_ANSWER = "죄송합니다. 지금 답변 엔진에 연결할 수 없습니다. 잠시 후 다시 시도해 주세요."
 FAILED_ANSWER = "죄송합니다. 지금은 답변을 정리하지 못했습니다. 질문을 조금 바꿔 다시 말씀해 주시겠어요?"
 _MARKUP = re.compile(r"^\s*(<tool_call>|<tools>|```json|\{\s*\"name\"\s*:|\{\{)", re.IGNORECASE)
 MAX_TOOL_RESULT_CHARS = 1500
@@ -70,6 +71,7 @@ class AgentState(TypedDict, total=False):
     answer: str
     sources: list[dict[str, Any]]
     guard: dict[str, Any]
+    error: str | None  # the LLM failed (timeout, server down): the turn ends with an apology
 
 
 @dataclass
@@ -198,7 +200,7 @@ class Agent:
         reset = {"query": text, "turn": state.get("turn", 0) + 1, "tool_steps": 0, "capped": False, "loops": 0,
                  "tool_log": [], "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "routed": [],
                  "no_call": False, "sources": [], "blocked": None, "domain_score": None, "rewritten": text,
-                 "rewrite_method": "none", "guard": {}}
+                 "rewrite_method": "none", "guard": {}, "error": None}
         rule = l1_violation(text)
         if rule:
             return {**reset, "blocked": f"injection:{rule}"}
@@ -212,7 +214,10 @@ class Agent:
 
     def query_rewriter(self, state: AgentState) -> dict:
         llm = self.llm if self.config.rewrite_with_llm else None
-        result = rewrite(state["query"], state.get("context", {}), self.pack, state.get("history", []), llm)
+        try:
+            result = rewrite(state["query"], state.get("context", {}), self.pack, state.get("history", []), llm)
+        except Exception:  # noqa: BLE001 - the LLM rewrite is optional: fall back to the rules
+            result = rewrite(state["query"], state.get("context", {}), self.pack, state.get("history", []), None)
         update: dict[str, Any] = {"rewritten": result.text, "rewrite_method": result.method, "context": result.context}
         if result.method == "llm":
             update["llm_calls"] = state.get("llm_calls", 0) + 1
@@ -272,6 +277,12 @@ class Agent:
         return reply, counters
 
     def agent(self, state: AgentState) -> dict:
+        try:
+            return self._agent(state)
+        except Exception as exc:  # noqa: BLE001 - a timeout or a dead server ends the turn, not the process
+            return {"messages": [AIMessage(LLM_ERROR_ANSWER)], "error": f"{type(exc).__name__}: {exc}"}
+
+    def _agent(self, state: AgentState) -> dict:
         update: dict[str, Any] = {}
         routed = state.get("routed") or []
         if not state.get("tool_log") and not routed and not state.get("no_call"):
@@ -344,6 +355,9 @@ class Agent:
             return {"messages": [message], "answer": text, "history": history, "guard": {"blocked": state["blocked"]}}
         last = state["messages"][-1]
         raw = last.content if isinstance(last.content, str) else str(last.content)
+        if state.get("error"):
+            history = list(state.get("history", [])) + [(state["query"], "")]
+            return {"answer": raw, "history": history, "guard": {"llm_error": state["error"]}}
         failed = looks_like_markup(raw)
         guarded = guard_output(FAILED_ANSWER if failed else raw, self.pack,
                                with_disclaimer=bool(state.get("tool_log")) and not failed)

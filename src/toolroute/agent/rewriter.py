@@ -52,7 +52,7 @@ def rewrite(text: str, context: dict[str, Any], pack: DomainPack, history: list[
     carried = {k: v for k, v in updated.items() if v not in (None, "", [], {}) and k not in mentioned_now}
     if carried:
         return Rewrite(f"{text} ({pack.render_context(carried)})", updated, "rules")
-    if llm is not None and is_followup(text, pack):
+    if llm is not None and any(marker in text for marker in pack.followup_markers):
         lines = "\n".join(f"사용자: {u}\n상담원: {a[:200]}" for u, a in history[-3:])
         reply = llm.invoke(REWRITE_PROMPT.format(history=lines, question=text))
         candidate = (getattr(reply, "content", "") or "").strip().splitlines()
