@@ -24,13 +24,12 @@ store has never been built, builds and ingests it first (`ensure_stores`).
 from __future__ import annotations
 
 import re
-import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from toolroute.domains.insurance.documents import DocumentInfo, build_documents, default_docs_dir
 from toolroute.rag.chunking import Chunk, chunk_pages, document_sentences
+from toolroute.rag.lazy import LazyStores
 from toolroute.rag.pdf import Page, extract_pages
 from toolroute.rag.store import DocumentStore, IngestReport, Passage
 
@@ -149,29 +148,6 @@ def strip_header(text: str) -> str:
 # Stores
 
 
-@dataclass
-class _State:
-    embedder: Any = None
-    client: Any = None
-    docs_dir: Path | None = None
-    stores: dict[str, DocumentStore] | None = None
-    ensured: bool = False
-
-
-_STATE = _State()
-_LOCK = threading.RLock()
-
-
-def reset(embedder: Any = None, client: Any = None, docs_dir: str | Path | None = None) -> None:
-    """Forget the open stores; later calls use this embedder / client / documents folder (None = default)."""
-    with _LOCK:
-        _STATE.embedder = embedder
-        _STATE.client = client
-        _STATE.docs_dir = Path(docs_dir) if docs_dir is not None else None
-        _STATE.stores = None
-        _STATE.ensured = False
-
-
 def open_stores(embedder: Any = None, client: Any = None, suffix: str = "") -> dict[str, DocumentStore]:
     """The two DocumentStores ("terms", "product_info"); `suffix` names a separate family (e.g. a sweep)."""
     from toolroute.embeddings import get_embedder
@@ -185,11 +161,12 @@ def open_stores(embedder: Any = None, client: Any = None, suffix: str = "") -> d
     return {key: DocumentStore(name + suffix, embedder, client=client) for key, name in COLLECTIONS.items()}
 
 
+_LAZY: LazyStores[dict[str, DocumentStore]] = LazyStores(open_stores)
+reset = _LAZY.reset  # reset(embedder, client, docs_dir): where the default stores live (tests redirect it)
+
+
 def _default_stores() -> dict[str, DocumentStore]:
-    with _LOCK:
-        if _STATE.stores is None:
-            _STATE.stores = open_stores(_STATE.embedder, _STATE.client)
-        return _STATE.stores
+    return _LAZY.get()
 
 
 def ingest_documents(size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP, embedder: Any = None,
@@ -208,31 +185,29 @@ def ingest_documents(size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP, e
     if unknown or not keys:
         raise ValueError(f"collections must be a non-empty subset of {list(COLLECTIONS)}, got {keys}")
     if docs is None:
-        docs = build_documents(docs_dir if docs_dir is not None else (_STATE.docs_dir or default_docs_dir()))
+        docs = build_documents(docs_dir if docs_dir is not None else (_LAZY.docs_dir or default_docs_dir()))
     use_defaults = embedder is None and client is None and not suffix
     if use_defaults:
         stores = _default_stores()
     else:
-        stores = open_stores(embedder if embedder is not None else _STATE.embedder,
-                             client if client is not None else _STATE.client, suffix)
+        stores = open_stores(embedder if embedder is not None else _LAZY.embedder,
+                             client if client is not None else _LAZY.client, suffix)
     pages = document_pages(docs)
     reports = {}
     for key in keys:
         reports[key] = stores[key].ingest(document_chunks(pages[key], size, overlap, header=header), progress=progress)
     if use_defaults and len(keys) == len(COLLECTIONS):
-        _STATE.ensured = True
+        _LAZY.ensured = True
     return reports
 
 
 def ensure_stores() -> dict[str, DocumentStore]:
     """The default stores, built and ingested first when either was never built (once per process)."""
-    with _LOCK:
-        stores = _default_stores()
-        if not _STATE.ensured:
-            if not all(store.exists() for store in stores.values()):
-                ingest_documents(progress=False)
-            _STATE.ensured = True
-        return stores
+    def ingest_if_missing() -> None:
+        if not all(store.exists() for store in _LAZY.get().values()):
+            ingest_documents(progress=False)
+
+    return _LAZY.ensure(ingest_if_missing)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ import hashlib
 import os
 import re
 import tempfile
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +33,7 @@ import yaml
 from toolroute.config import data_dir
 from toolroute.domains.plant.graph import DATA_DIR, models
 from toolroute.rag import Chunk, DocumentStore, IngestReport, Page, chunk_pages, document_sentences, extract_pages
+from toolroute.rag.lazy import LazyStores
 from toolroute.rag.pdf import write_pdf
 
 __all__ = [
@@ -198,62 +198,41 @@ def document_chunks(docs: list[DocumentInfo], size: int = DEFAULT_SIZE, overlap:
 # Store
 
 
-@dataclass
-class _State:
-    embedder: Any = None
-    client: Any = None
-    docs_dir: Path | None = None
-    store: DocumentStore | None = None
-    ensured: bool = False
+def _open_store(embedder: Any = None, client: Any = None) -> DocumentStore:
+    from toolroute.embeddings import get_embedder
+
+    if embedder is None or isinstance(embedder, str):
+        embedder = get_embedder(embedder)
+    if client is None:
+        from toolroute.index import open_client
+
+        client = open_client()
+    return DocumentStore(COLLECTION, embedder, client=client)
 
 
-_STATE = _State()
-_LOCK = threading.RLock()
-
-
-def reset(embedder: Any = None, client: Any = None, docs_dir: str | os.PathLike | None = None) -> None:
-    """Forget the open store; later calls use this embedder / client / PDF folder (None = default)."""
-    with _LOCK:
-        _STATE.embedder, _STATE.client = embedder, client
-        _STATE.docs_dir = Path(docs_dir) if docs_dir is not None else None
-        _STATE.store, _STATE.ensured = None, False
+_LAZY: LazyStores[DocumentStore] = LazyStores(_open_store)
+reset = _LAZY.reset  # reset(embedder, client, docs_dir): where the store lives (tests redirect it)
 
 
 def _store() -> DocumentStore:
-    with _LOCK:
-        if _STATE.store is None:
-            from toolroute.embeddings import get_embedder
-
-            embedder = _STATE.embedder
-            if embedder is None or isinstance(embedder, str):
-                embedder = get_embedder(embedder)
-            client = _STATE.client
-            if client is None:
-                from toolroute.index import open_client
-
-                client = open_client()
-            _STATE.store = DocumentStore(COLLECTION, embedder, client=client)
-        return _STATE.store
+    return _LAZY.get()
 
 
 def ingest(progress: bool = False, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP) -> IngestReport:
     """Build the PDFs and make the store hold exactly their chunks (only changed ones are embedded)."""
-    with _LOCK:
-        docs = build_documents(_STATE.docs_dir or default_docs_dir())
-        report = _store().ingest(document_chunks(docs, size, overlap), progress=progress)
-        _STATE.ensured = True
-        return report
+    docs = build_documents(_LAZY.docs_dir or default_docs_dir())
+    report = _store().ingest(document_chunks(docs, size, overlap), progress=progress)
+    _LAZY.ensured = True
+    return report
 
 
 def ensure_store() -> DocumentStore:
     """The store, built first when it never was (checked once per process)."""
-    with _LOCK:
-        store = _store()
-        if not _STATE.ensured:
-            if not store.exists():
-                ingest()
-            _STATE.ensured = True
-        return store
+    def ingest_if_missing() -> None:
+        if not _LAZY.get().exists():
+            ingest()
+
+    return _LAZY.ensure(ingest_if_missing)
 
 
 def _where(model: str | None, doc_type: str | None) -> dict[str, Any] | None:

@@ -22,7 +22,6 @@ import hashlib
 import os
 import re
 import tempfile
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +31,7 @@ import yaml
 
 from toolroute.config import data_dir
 from toolroute.rag.chunking import Chunk, chunk_pages, document_sentences
+from toolroute.rag.lazy import LazyStores
 from toolroute.rag.pdf import Page, extract_pages, write_pdf
 from toolroute.rag.store import DocumentStore, IngestReport
 
@@ -179,29 +179,6 @@ def document_chunks(docs: list[DocumentInfo], size: int = DEFAULT_SIZE, overlap:
 # The store
 
 
-@dataclass
-class _State:
-    embedder: Any = None
-    client: Any = None
-    docs_dir: Path | None = None
-    store: DocumentStore | None = None
-    ensured: bool = False
-
-
-_STATE = _State()
-_LOCK = threading.RLock()
-
-
-def reset(embedder: Any = None, client: Any = None, docs_dir: str | Path | None = None) -> None:
-    """Forget the open store; later calls use this embedder / client / documents folder (None = default)."""
-    with _LOCK:
-        _STATE.embedder = embedder
-        _STATE.client = client
-        _STATE.docs_dir = Path(docs_dir) if docs_dir is not None else None
-        _STATE.store = None
-        _STATE.ensured = False
-
-
 def open_store(embedder: Any = None, client: Any = None, suffix: str = "") -> DocumentStore:
     """The procedures' DocumentStore (e5-small and the default Chroma unless given)."""
     from toolroute.embeddings import get_embedder
@@ -220,30 +197,26 @@ def ingest_documents(size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP, e
                      docs: list[DocumentInfo] | None = None, suffix: str = "") -> IngestReport:
     """Build the PDFs and ingest them incrementally (defaults: those set by `reset`)."""
     if docs is None:
-        docs = build_documents(docs_dir if docs_dir is not None else (_STATE.docs_dir or default_docs_dir()))
+        docs = build_documents(docs_dir if docs_dir is not None else (_LAZY.docs_dir or default_docs_dir()))
     if embedder is None and client is None and not suffix:
         store = _default_store()
     else:
-        store = open_store(embedder if embedder is not None else _STATE.embedder,
-                           client if client is not None else _STATE.client, suffix)
+        store = open_store(embedder if embedder is not None else _LAZY.embedder,
+                           client if client is not None else _LAZY.client, suffix)
     return store.ingest(document_chunks(docs, size, overlap), progress=progress)
 
 
+_LAZY: LazyStores[DocumentStore] = LazyStores(open_store)
+reset = _LAZY.reset  # reset(embedder, client, docs_dir): where the default store lives (tests redirect it)
+
+
 def _default_store() -> DocumentStore:
-    with _LOCK:
-        if _STATE.store is None:
-            _STATE.store = open_store(_STATE.embedder, _STATE.client)
-        return _STATE.store
+    return _LAZY.get()
 
 
 def ensure_store() -> DocumentStore:
     """The default store, the PDFs built and ingested once per process (a no-op ingest when unchanged)."""
-    with _LOCK:
-        store = _default_store()
-        if not _STATE.ensured:
-            ingest_documents(progress=False)
-            _STATE.ensured = True
-        return store
+    return _LAZY.ensure(lambda: ingest_documents(progress=False))
 
 
 def _source(meta: dict[str, Any], page: int) -> str:
