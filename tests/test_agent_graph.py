@@ -296,3 +296,8 @@ def test_the_embedded_server_reports_a_missing_model_clearly(tmp_path):
 
     with pytest.raises(LLMUnavailable, match="does not exist"):
         LocalLLMServer(model_path=tmp_path / "missing.gguf").start()
+
+
+def test_a_pack_without_examples_gets_its_cards_for_the_gate():
+    p = load_pack("threat")
+    assert len(p.domain_examples) >= 3 * 6

@@ -34,11 +34,18 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     for name in ["ablation_dev.csv", "ablation_test.csv", "paired_test.csv", "failures_test.csv",
                  "recall_curves_test.png", "confusions_test.png", "no_call_test.png", "hit1_test.png"]:
         assert (out / name).stat().st_size > 0, name
+    steps = run_dir / "03_step_limits"
+    for name in ["runs.csv", "by_cap.csv", "by_length.csv", "by_domain.csv", "cut_chains.csv",
+                 "completion_vs_cap.png", "cost_vs_cap.png"]:
+        assert (steps / name).stat().st_size > 0, name
+    runs = pd.read_csv(steps / "runs.csv", keep_default_na=False)
+    assert len(runs) == 4 and set(runs.cap) == {1, 3} and (runs.tool_steps <= runs.cap).all()
+    assert (runs.error == "").all()
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["notebooks"]["01_ingest"]["status"] == "ok"
-    assert manifest["notebooks"]["02_toolcard_ablation"]["status"] == "ok"
+    for name in ["01_ingest", "02_toolcard_ablation", "03_step_limits"]:
+        assert manifest["notebooks"][name]["status"] == "ok", name
     assert manifest["versions"]["chromadb"] and "git_commit" in manifest
-    for name in ["01_ingest", "02_toolcard_ablation"]:
+    for name in ["01_ingest", "02_toolcard_ablation", "03_step_limits"]:
         executed = json.loads((run_dir / f"{name}.ipynb").read_text())
         assert any(c.get("outputs") for c in executed["cells"] if c["cell_type"] == "code"), name
     print(f"smoke pipeline: {seconds:.1f} s (" + ", ".join(
@@ -90,11 +97,11 @@ def test_committed_notebooks_have_no_outputs_and_run_in_order():
     import nbformat
 
     names = [n.stem for n in sorted((ROOT / "notebooks").glob("*.ipynb"))]
-    assert names[:2] == ["01_ingest", "02_toolcard_ablation"]
+    assert names[:3] == ["01_ingest", "02_toolcard_ablation", "03_step_limits"]
     for name in names:
         nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert code and "parameters" in code[0].metadata.get("tags", []), name
         assert all(not c.outputs and c.execution_count is None for c in code), f"{name}: clear the outputs"
     for params in ["default", "smoke"]:
-        assert [e["name"] for e in load_params(f"notebooks/params/{params}.yaml")["notebooks"]] == names[:2]
+        assert [e["name"] for e in load_params(f"notebooks/params/{params}.yaml")["notebooks"]] == names[:3]

@@ -56,7 +56,7 @@ class DomainPack:
     tools: list[BaseTool]
     system_prompt: str
     catalog_dir: Path | None = None
-    # In-domain example sentences for the L2 input guardrail (defaults to the cards' when_to_use).
+    # In-domain example sentences for the L2 input guardrail (default: the cards' purpose and when_to_use).
     domain_examples: list[str] = field(default_factory=list)
     # (user text, context so far) -> updated context: customer, age, sex, products … (rules only).
     extract_context: Callable[[str, dict[str, Any]], dict[str, Any]] = _no_context
@@ -84,6 +84,11 @@ class DomainPack:
             raise ValueError(f"pack {self.name!r}: tools defined twice: {duplicates}")
         for pattern in self.remove_patterns:
             re.compile(pattern)
+        if not self.domain_examples and self.catalog_dir is not None and Path(self.catalog_dir).is_dir():
+            from toolroute.cards import load_toolcards
+
+            catalog = load_toolcards(self.catalog_dir)  # whatever cards exist: examples, not a contract check
+            self.domain_examples = [e for card in catalog for e in (card.purpose, *card.when_to_use)]
 
     @property
     def tool_names(self) -> list[str]:

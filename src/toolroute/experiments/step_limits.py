@@ -1,0 +1,476 @@
+"""The step-limit experiment (notebook 03): every multi-step task of every domain under every tool-step cap.
+
+`run_step_limits` runs each task of `data/<domain>/tasks.yaml` (0 to 3 gold tools) once per cap
+(`AgentConfig.max_tool_steps`) and per top-k, each run in a fresh conversation thread, and scores it:
+
+- tools_ok: every gold tool name was called (set inclusion, as in `agent_eval`);
+- tool precision / recall: called vs gold names as multisets, as in `agent_eval.score_turn` (recall
+  of a 0-tool task = 1.0; precision without any call = 1.0 for a 0-tool task, else 0.0); tools_exact: equal multisets;
+  order_ok: the gold chain appears in order within the calls;
+- facts_ok: `Task.missing_facts(answer)` is empty;
+- completed: tools_ok and facts_ok; for a 0-tool task: no tool called and facts_ok. A run that
+  raised, or whose LLM failed (state `error`), is not completed and keeps its error text.
+
+Costs per run come from the agent state (llm_calls, prompt/completion tokens, the wall time of
+`Agent.ask`), plus how the turn ended: `capped` (the model still wanted tools at the cap), `loops`
+(a call repeating an earlier one of the turn was refused) and `repeated_calls` (calls in the tool
+log with the same name and arguments as an earlier one; possible within one reply).
+
+One agent is built per domain and top-k; the cap is changed in place between runs. That is safe
+because the compiled graph's nodes are bound methods reading `agent.config` at run time, and
+`Agent.run_config` takes the recursion limit from the same config on every `ask`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import pandas as pd
+
+from toolroute.agent.pack import KNOWN_PACKS
+from toolroute.agent.tasks import Task, TaskDataError, load_tasks, tasks_path
+
+AgentFactory = Callable[[str, int], Any]  # (domain, top_k) -> toolroute.agent.Agent
+
+COST_COLUMNS = ["llm_calls", "prompt_tokens", "completion_tokens", "total_tokens", "seconds"]
+
+
+# --- parameters -------------------------------------------------------------------------------------------
+
+def _int_list(name: str, values: Any) -> list[int]:
+    if isinstance(values, (int, str)) or values is None:
+        values = [values]
+    values = list(values)
+    if not values:
+        raise ValueError(f"{name}: give at least one value")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int) and not (isinstance(v, float) and v.is_integer()):
+            raise ValueError(f"{name}: {v!r} is not a whole number")
+        if int(v) < 1:
+            raise ValueError(f"{name}: {v!r} is below 1 (every value must be >= 1)")
+        out.append(int(v))
+    return sorted(set(out))
+
+
+def load_domain_tasks(domains: Sequence[str] | str, task_ids: Iterable[str] | None = None,
+                      check_tools: bool = True) -> dict[str, list[Task]]:
+    """The tasks of each domain, filtered by `task_ids`; every problem is a ValueError naming the parameter."""
+    if isinstance(domains, str):
+        domains = [domains]
+    domains = list(dict.fromkeys(domains or []))
+    if not domains:
+        raise ValueError("domains: give at least one domain")
+    unknown = [d for d in domains if d not in KNOWN_PACKS]
+    if unknown:
+        raise ValueError(f"domains: unknown domain(s) {unknown}; known: {list(KNOWN_PACKS)}")
+    missing = [d for d in domains if not tasks_path(d).is_file()]
+    if missing:
+        files = ", ".join(str(tasks_path(d)) for d in missing)
+        raise ValueError(f"domains: no task file for {missing} (expected {files}); "
+                         "write it or leave the domain out")
+    out: dict[str, list[Task]] = {}
+    for domain in domains:
+        tool_names = None
+        if check_tools:
+            from toolroute.agent.pack import load_pack
+
+            tool_names = load_pack(domain).tool_names
+        try:
+            out[domain] = load_tasks(domain, tool_names=tool_names)
+        except TaskDataError as exc:
+            raise ValueError(f"domains: {exc}") from exc
+    if task_ids is not None:
+        wanted = [task_ids] if isinstance(task_ids, str) else list(task_ids)
+        if not wanted:
+            raise ValueError("task_ids: the subset is empty (give ids, or None for every task)")
+        known = {t.id for tasks in out.values() for t in tasks}
+        unknown_ids = [i for i in wanted if i not in known]
+        if unknown_ids:
+            raise ValueError(f"task_ids: {unknown_ids} are not tasks of {domains}")
+        out = {d: [t for t in tasks if t.id in set(wanted)] for d, tasks in out.items()}
+        out = {d: tasks for d, tasks in out.items() if tasks}
+    if not any(out.values()):
+        raise ValueError("task_ids: no task left after filtering")
+    return out
+
+
+# --- agents -------------------------------------------------------------------------------------------------
+
+def default_agent_factory(llm: Any) -> AgentFactory:
+    """`create_agent` per domain with `llm`, conversations in memory only (no SQLite file written)."""
+    from toolroute.agent import AgentConfig, create_agent
+
+    def factory(domain: str, top_k: int):
+        return create_agent(domain, llm=llm, config=AgentConfig(top_k=top_k), memory_path=":memory:")
+
+    return factory
+
+
+# --- a model-free LLM for pipeline smoke runs ------------------------------------------------------------------
+
+def replay_llm(tasks: dict[str, list[Task]] | Iterable[Task]):
+    """A chat model without a model: it replays each task's gold chain (gold arguments) and answers with
+    the task's facts once every gold tool has answered, else with a short partial answer.
+
+    For smoke runs of the notebook (the tools, router, guardrails, graph, scoring, tables and figures
+    all run; nothing measures a model). Tokens are reported as 0. The task is found by its query in the
+    turn's messages; a turn that is no task gets a plain answer.
+    """
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    if isinstance(tasks, dict):
+        tasks = [t for ts in tasks.values() for t in ts]
+    tasks = list(tasks)
+
+    def reply(messages: list, tools: list[str]) -> AIMessage:
+        texts = [str(m.content) for m in messages if isinstance(m, HumanMessage)]
+        task = next((t for t in tasks if any(t.query in text for text in texts)), None)
+        if task is None:
+            return AIMessage("확인했습니다.")
+        seen = [m.name for m in messages if isinstance(m, ToolMessage)]
+        seen += [n for n in task.gold_tools if any(f"- {n}(" in text for text in texts)]  # the final prompt
+        step = sum(isinstance(m, ToolMessage) for m in messages)
+        if tools and step < task.chain_length and task.gold_tools[step] in tools:
+            args = dict(task.args[step]) if task.args else {}
+            return AIMessage("", tool_calls=[{"name": task.gold_tools[step], "args": args, "id": f"replay{step}",
+                                              "type": "tool_call"}])
+        if set(task.gold_tools) <= set(seen):
+            return AIMessage(" ".join(f if isinstance(f, str) else f[0] for f in task.facts) or "안녕하세요.")
+        return AIMessage("확인된 내용까지만 안내드립니다.")
+
+    class _Bound:
+        def __init__(self, names: list[str]):
+            self.names = names
+
+        def invoke(self, messages, **kwargs):
+            return reply(list(messages), self.names)
+
+    class GoldReplayLLM(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "gold-replay"
+
+        def bind_tools(self, tools, **kwargs):
+            return _Bound([t["function"]["name"] if isinstance(t, dict) else t.name for t in tools])
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            return ChatResult(generations=[ChatGeneration(message=reply(list(messages), []))])
+
+    return GoldReplayLLM()
+
+
+# --- scoring ------------------------------------------------------------------------------------------------
+
+def _call_key(entry: dict[str, Any]) -> tuple[str, str]:
+    return entry["name"], json.dumps(entry.get("args", {}), sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _in_order(gold: list[str], called: list[str]) -> bool:
+    it = iter(called)
+    return all(any(name == c for c in it) for name in gold)
+
+
+def score_run(task: Task, state: dict[str, Any], error: str = "") -> dict[str, Any]:
+    """One run of one task: tool accuracy, facts, completion, costs and how the turn ended."""
+    gold = list(task.gold_tools)
+    log = state.get("tool_log", []) or []
+    called = [e["name"] for e in log]
+    gold_counts, called_counts = Counter(gold), Counter(called)
+    hit = sum(min(n, called_counts[t]) for t, n in gold_counts.items())
+    answer = state.get("answer", "") or ""
+    missing = task.missing_facts(answer)
+    error = error or (state.get("error") or "")
+    tools_ok = set(gold) <= set(called) if gold else not called
+    facts_ok = not missing
+    keys = [_call_key(e) for e in log]
+    prompt, completion = int(state.get("prompt_tokens", 0) or 0), int(state.get("completion_tokens", 0) or 0)
+    return {
+        "gold_tools": gold, "called_tools": called, "routed": list(state.get("routed", []) or []),
+        "tools_ok": bool(tools_ok),
+        "tool_precision": hit / len(called) if called else (1.0 if not gold else 0.0),
+        "tool_recall": hit / len(gold) if gold else 1.0,
+        "tools_exact": gold_counts == called_counts, "order_ok": _in_order(gold, called),
+        "facts_total": len(task.facts), "facts_found": len(task.facts) - len(missing), "missing_facts": missing,
+        "facts_ok": facts_ok, "completed": bool(tools_ok and facts_ok and not error),
+        "tool_steps": int(state.get("tool_steps", 0) or 0), "capped": bool(state.get("capped", False)),
+        "loops": int(state.get("loops", 0) or 0), "repeated_calls": len(keys) - len(set(keys)),
+        "llm_calls": int(state.get("llm_calls", 0) or 0), "prompt_tokens": prompt, "completion_tokens": completion,
+        "total_tokens": prompt + completion, "seconds": state.get("seconds"),
+        "blocked": state.get("blocked") or "", "answer_failed": bool((state.get("guard") or {}).get("answer_failed")),
+        "answer": answer, "error": error,
+    }
+
+
+# --- the run ------------------------------------------------------------------------------------------------
+
+def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: Sequence[int] = (5,), llm: Any = None,
+                    task_ids: Iterable[str] | None = None, progress: bool = True,
+                    agent_factory: AgentFactory | None = None) -> pd.DataFrame:
+    """One row per domain × task × top-k × cap (see the module docstring for the columns).
+
+    Parameters are checked before any agent is built or any LLM started. `agent_factory(domain,
+    top_k)` builds the agent (default: `create_agent` with `llm`, or `toolroute.llm.chat_model()`).
+    """
+    from tqdm.auto import tqdm
+
+    caps = _int_list("caps", caps)
+    top_ks = _int_list("top_ks", top_ks)
+    tasks = load_domain_tasks(domains, task_ids)
+    if agent_factory is None:
+        if llm is None:
+            from toolroute.llm import chat_model
+
+            llm = chat_model()
+        agent_factory = default_agent_factory(llm)
+    total = sum(len(t) for t in tasks.values()) * len(caps) * len(top_ks)
+    bar = tqdm(total=total, desc="step-limit runs", disable=not progress)
+    rows = []
+    for domain, domain_tasks in tasks.items():
+        for top_k in top_ks:
+            agent = agent_factory(domain, top_k)
+            agent.config.top_k = top_k
+            for task in domain_tasks:  # caps innermost: the same prompt again, so a server's prompt cache helps
+                for cap in caps:
+                    agent.config.max_tool_steps = cap
+                    thread = f"steps-{domain}-{task.id}-k{top_k}-c{cap}-{uuid.uuid4().hex[:8]}"
+                    try:
+                        state, error = dict(agent.ask(task.query, thread)), ""
+                    except Exception as exc:  # noqa: BLE001 - one failing task must not lose the run
+                        state, error = {}, f"{type(exc).__name__}: {exc}"
+                    rows.append({"domain": domain, "task_id": task.id, "top_k": top_k, "cap": cap,
+                                 "chain_length": task.chain_length, "query": task.query,
+                                 **score_run(task, state, error)})
+                    bar.update(1)
+    bar.close()
+    return pd.DataFrame(rows)
+
+
+# --- tables -------------------------------------------------------------------------------------------------
+
+def _aggregate(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    f = frame.assign(errored=frame["error"].fillna("").astype(str) != "", looped=frame["loops"] > 0,
+                     repeated=frame["repeated_calls"] > 0, seconds=pd.to_numeric(frame["seconds"], errors="coerce"))
+    table = f.groupby(by, sort=True).agg(
+        runs=("task_id", "size"), completed=("completed", "sum"), completion=("completed", "mean"),
+        tools_ok=("tools_ok", "mean"), facts_ok=("facts_ok", "mean"), tool_precision=("tool_precision", "mean"),
+        tool_recall=("tool_recall", "mean"), tool_steps=("tool_steps", "mean"), llm_calls=("llm_calls", "mean"),
+        prompt_tokens=("prompt_tokens", "mean"), completion_tokens=("completion_tokens", "mean"),
+        total_tokens=("total_tokens", "mean"), seconds=("seconds", "mean"), capped=("capped", "mean"),
+        loops=("looped", "mean"), repeated=("repeated", "mean"), errors=("errored", "sum"),
+    ).reset_index()
+    table["completed"] = table["completed"].astype(int)
+    return table
+
+
+def summarise(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The tables of the report (rates are shares of runs; costs are means per run).
+
+    - by_cap: every task pooled, per top-k and cap, with the change from the previous cap
+      (d_completed, d_tokens, d_llm_calls, d_seconds) and tokens per extra completed task;
+    - by_length: per top-k, required chain length and cap;
+    - by_domain: per domain, top-k and cap.
+    """
+    by_cap = _aggregate(frame, ["top_k", "cap"])
+    parts = []
+    for _, group in by_cap.groupby("top_k", sort=True):
+        group = group.sort_values("cap").copy()
+        group["d_completed"] = group["completed"].diff()
+        group["d_completion"] = group["completion"].diff()
+        for col in ["total_tokens", "llm_calls", "seconds"]:
+            group[f"d_{col}"] = group[col].diff()
+        # extra tokens for the whole task set per extra completed task (inf when nothing was gained)
+        extra_tokens = group["d_total_tokens"] * group["runs"]
+        group["tokens_per_extra_completed"] = extra_tokens / group["d_completed"].where(group["d_completed"] > 0)
+        parts.append(group)
+    by_cap = pd.concat(parts, ignore_index=True)
+    return {"by_cap": by_cap, "by_length": _aggregate(frame, ["top_k", "chain_length", "cap"]),
+            "by_domain": _aggregate(frame, ["domain", "top_k", "cap"])}
+
+
+def cut_chains(frame: pd.DataFrame) -> pd.DataFrame:
+    """Runs that failed at a cap although the same task was completed at a higher cap.
+
+    One row per (task, top-k, failing cap): the smallest higher cap that completed it, whether the
+    cap was hit (`capped`: the model still wanted tools), the tool steps run, the calls made, the
+    first gold tool not reached (`cut_before`: where the cap cut the chain) and the facts missing.
+    `cause` is "cap" when the run was capped or stopped at the cap with gold tools still missing,
+    else "other" (the model took another path at this cap).
+    """
+    columns = ["domain", "task_id", "top_k", "chain_length", "gold_tools", "cap", "completed_at", "capped",
+               "tool_steps", "called_tools", "cut_before", "missing_facts", "cause", "query"]
+    rows = []
+    for (domain, task_id, top_k), group in frame.groupby(["domain", "task_id", "top_k"], sort=True):
+        group = group.sort_values("cap")
+        done = group[group["completed"].astype(bool)]
+        if done.empty:
+            continue
+        for _, run in group[~group["completed"].astype(bool)].iterrows():
+            later = done[done["cap"] > run["cap"]]
+            if later.empty:
+                continue
+            called = list(run["called_tools"])
+            remaining = Counter(called)
+            cut_before = ""
+            for name in run["gold_tools"]:
+                if remaining[name] > 0:
+                    remaining[name] -= 1
+                else:
+                    cut_before = name
+                    break
+            at_cap = bool(run["capped"]) or (run["tool_steps"] >= run["cap"] and bool(cut_before))
+            rows.append({"domain": domain, "task_id": task_id, "top_k": top_k, "chain_length": run["chain_length"],
+                         "gold_tools": list(run["gold_tools"]), "cap": run["cap"], "completed_at": int(later["cap"].min()),
+                         "capped": bool(run["capped"]), "tool_steps": run["tool_steps"], "called_tools": called,
+                         "cut_before": cut_before, "missing_facts": list(run["missing_facts"]),
+                         "cause": "cap" if at_cap else "other", "query": run["query"]})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def verdict(frame: pd.DataFrame, proposed: int = 3) -> list[str]:
+    """Markdown lines answering: is `proposed` the right cap, and what does each extra step cost?"""
+    tables = summarise(frame)
+    cuts = cut_chains(frame)
+    lines = []
+    for top_k, t in tables["by_cap"].groupby("top_k", sort=True):
+        t = t.set_index("cap").sort_index()
+        n = int(t["runs"].iloc[0])
+        best = t["completed"].max()
+        smallest_best = int(t.index[t["completed"] == best].min())
+        head = f"**top-k {top_k}** ({n} tasks per cap): completed " + ", ".join(
+            f"cap {c}: {int(r.completed)}/{n} ({r.completion:.0%})" for c, r in t.iterrows()) + "."
+        lines.append(head)
+        if proposed in t.index:
+            at = t.loc[proposed]
+            cut_here = cuts[(cuts["top_k"] == top_k) & (cuts["cap"] == proposed) & (cuts["cause"] == "cap")]
+            if smallest_best == proposed:
+                lines.append(f"- Cap {proposed} is the smallest cap reaching the best completion ({int(best)}/{n}); "
+                             f"higher caps complete nothing more. Chains cut by cap {proposed}: {len(cut_here)}.")
+            elif at["completed"] == best:
+                lines.append(f"- Cap {smallest_best} already completes as many tasks ({int(best)}/{n}) as cap {proposed}; "
+                             f"cap {proposed} is more than these tasks need (it costs "
+                             f"{at['total_tokens'] - t.loc[smallest_best, 'total_tokens']:+.0f} tokens and "
+                             f"{at['llm_calls'] - t.loc[smallest_best, 'llm_calls']:+.2f} LLM calls per task).")
+            else:
+                lines.append(f"- Cap {proposed} completes {int(at['completed'])}/{n}; cap {smallest_best} completes "
+                             f"{int(best)}/{n} (+{int(best - at['completed'])}), at "
+                             f"{t.loc[smallest_best, 'total_tokens'] - at['total_tokens']:+.0f} tokens and "
+                             f"{t.loc[smallest_best, 'seconds'] - at['seconds']:+.1f} s per task; "
+                             f"{len(cut_here)} chain(s) cut at cap {proposed}.")
+            lines.append(f"- At cap {proposed}: capped in {at['capped']:.0%} of runs, loops in {at['loops']:.0%}, "
+                         f"{at['llm_calls']:.2f} LLM calls, {at['total_tokens']:.0f} tokens and "
+                         f"{at['seconds']:.1f} s per task; {int(at['errors'])} errors.")
+        else:
+            lines.append(f"- Cap {proposed} was not run (caps: {list(t.index)}).")
+        caps = list(t.index)
+        for lo, hi in zip(caps, caps[1:]):
+            a, b = t.loc[lo], t.loc[hi]
+            gained = int(b["completed"] - a["completed"])
+            per_task = (f"{b['total_tokens'] - a['total_tokens']:+.0f} tokens, {b['llm_calls'] - a['llm_calls']:+.2f} "
+                        f"LLM calls, {b['seconds'] - a['seconds']:+.1f} s per task")
+            lines.append(f"- Cap {lo} → {hi}: {gained:+d} completed ({b['completion'] - a['completion']:+.0%}), "
+                         f"{per_task}.")
+        lines.append("- Gold tools all called / facts all in the answer, per cap: " + ", ".join(
+            f"cap {c}: {r.tools_ok:.0%} / {r.facts_ok:.0%}" for c, r in t.iterrows()) + ".")
+        if n < 20:
+            lines.append(f"- Only {n} tasks per cap: one task is {1 / n:.0%} of completion; read the differences "
+                         "as counts, not rates.")
+        by_len = tables["by_length"][tables["by_length"]["top_k"] == top_k]
+        if proposed in t.index:
+            parts = [f"{int(length)}-tool {r.completion:.0%}" for length, r in
+                     by_len[by_len["cap"] == proposed].set_index("chain_length").iterrows()]
+            lines.append(f"- Completion at cap {proposed} by required chain length: " + ", ".join(parts) + ".")
+    return lines
+
+
+# --- figures ------------------------------------------------------------------------------------------------
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path: str | Path | None):
+    if path is not None:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    return fig
+
+
+def completion_plot(frame: pd.DataFrame, path: str | Path | None = None, title: str = ""):
+    """Completion rate against the cap, one line per required chain length (and top-k when several)."""
+    plt = _plt()
+    table = _aggregate(frame, ["top_k", "chain_length", "cap"])
+    several = table["top_k"].nunique() > 1
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    styles = ["-", "--", ":", "-."]
+    for i, (top_k, tk) in enumerate(table.groupby("top_k", sort=True)):
+        for length, group in tk.groupby("chain_length", sort=True):
+            n = int(group["runs"].iloc[0])
+            label = f"{int(length)}-tool tasks (n={n})" + (f", top-{top_k}" if several else "")
+            shift = (int(length) - 1.5) * 0.03  # a small sideways shift so equal lines stay visible
+            ax.plot(group["cap"] + shift, group["completion"], marker="o", ls=styles[i % len(styles)], label=label,
+                    color=f"C{int(length)}")
+    pooled = _aggregate(frame, ["top_k", "cap"])
+    for i, (top_k, group) in enumerate(pooled.groupby("top_k", sort=True)):
+        ax.plot(group["cap"], group["completion"], color="black", lw=2, ls=styles[i % len(styles)],
+                label="all tasks" + (f", top-{top_k}" if several else ""))
+    caps = sorted(frame["cap"].unique())
+    ax.set_xticks(caps)
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel("max_tool_steps (cap)")
+    ax.set_ylabel("task completion (gold tools called + facts in answer)")
+    ax.set_title(title or f"Completion vs tool-step cap — {', '.join(sorted(frame['domain'].unique()))}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def cost_plot(frame: pd.DataFrame, path: str | Path | None = None, title: str = ""):
+    """Mean tokens (prompt + completion), LLM calls and seconds per task against the cap, per chain length."""
+    plt = _plt()
+    table = _aggregate(frame, ["top_k", "chain_length", "cap"])
+    pooled = _aggregate(frame, ["top_k", "cap"])
+    several = table["top_k"].nunique() > 1
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    panels = [("total_tokens", "tokens per task (prompt + completion)"), ("llm_calls", "LLM calls per task"),
+              ("seconds", "seconds per task")]
+    styles = ["-", "--", ":", "-."]
+    for ax, (col, label) in zip(axes, panels):
+        for i, (top_k, tk) in enumerate(table.groupby("top_k", sort=True)):
+            for length, group in tk.groupby("chain_length", sort=True):
+                ax.plot(group["cap"], group[col], marker="o", ls=styles[i % len(styles)], color=f"C{int(length)}",
+                        label=f"{int(length)}-tool" + (f", top-{top_k}" if several else ""))
+        for i, (top_k, group) in enumerate(pooled.groupby("top_k", sort=True)):
+            ax.plot(group["cap"], group[col], color="black", lw=2, ls=styles[i % len(styles)],
+                    label="all" + (f", top-{top_k}" if several else ""))
+        if col == "total_tokens":
+            for i, (top_k, group) in enumerate(pooled.groupby("top_k", sort=True)):
+                ax.plot(group["cap"], group["prompt_tokens"], color="grey", lw=1, ls=styles[i % len(styles)],
+                        label="all, prompt only" + (f", top-{top_k}" if several else ""))
+        ax.set_xticks(sorted(frame["cap"].unique()))
+        ax.set_xlabel("max_tool_steps (cap)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(title or "What each extra step costs — means per task")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def flat(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with list columns as JSON text, for CSV."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].map(lambda v: isinstance(v, (list, dict))).any():
+            out[col] = out[col].map(lambda v: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
+    return out

@@ -1,0 +1,282 @@
+"""The step-limit experiment with scripted agents: caps, completion, loops, errors, validation, cut chains, plots.
+
+The agents run the real graph on the threat domain's task file, with stand-in tools of the same names
+(no RAG, no embedder) and a scripted LLM that follows each task's gold chain (gold arguments) and
+answers with the task's facts only once every gold tool has answered.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pandas as pd
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import StructuredTool
+from pydantic import BaseModel, ConfigDict
+
+from toolroute.agent.graph import AgentConfig, build_agent
+from toolroute.agent.pack import DomainPack
+from toolroute.agent.tasks import Task, load_tasks
+from toolroute.experiments import step_limits
+from toolroute.experiments.step_limits import cut_chains, run_step_limits, score_run, summarise
+
+from fake_llm import ScriptedLLM
+
+TASKS = {t.id: t for t in load_tasks("threat")}
+SUBSET = ["th02", "th04", "th10", "th15"]  # 0, 1, 2 and 3 gold tools
+THREAT_TOOLS = ["assess_threat_level", "lookup_response_procedure", "check_intercept_asset_availability"]
+
+
+class AnyArgs(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+def _stand_in(name: str) -> StructuredTool:
+    def run(**kwargs: Any) -> dict:
+        return {"status": "ok", "summary": f"{name} 결과"}
+
+    return StructuredTool.from_function(run, name=name, description=f"{name} (test stand-in)", args_schema=AnyArgs)
+
+
+def _answer(task: Task) -> str:
+    return " ".join(f if isinstance(f, str) else f[0] for f in task.facts) or "안녕하세요, 도와드리겠습니다."
+
+
+def _called(messages: list) -> list[str]:
+    """Tools whose results the model sees: tool messages, or the final prompt's '- name(' lines."""
+    names = [m.name for m in messages if isinstance(m, ToolMessage)]
+    text = messages[-1].content if isinstance(messages[-1], HumanMessage) else ""
+    return names + [n for n in THREAT_TOOLS if f"- {n}(" in str(text)]
+
+
+def gold_policy(task: Task, messages: list, tools: list[str]) -> AIMessage:
+    """Call the next gold tool while tools are bound; answer with the facts once all gold tools answered."""
+    seen = _called(messages)
+    step = sum(isinstance(m, ToolMessage) for m in messages)
+    if tools and step < task.chain_length:
+        args = task.args[step] if task.args else {}
+        return _tool_message([(task.gold_tools[step], args)], step)
+    done = set(task.gold_tools) <= set(seen)
+    return AIMessage(_answer(task) if done else "확인된 내용까지만 안내드립니다.",
+                     usage_metadata={"input_tokens": 100, "output_tokens": 10, "total_tokens": 110})
+
+
+def _tool_message(calls: list[tuple[str, dict]], step: int) -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": n, "args": a, "id": f"s{step}c{i}", "type": "tool_call"}
+                                     for i, (n, a) in enumerate(calls)],
+                     usage_metadata={"input_tokens": 120, "output_tokens": 20, "total_tokens": 140})
+
+
+class PolicyLLM(ScriptedLLM):
+    """Replies by the task the turn asks (found by its query), so the order of runs does not matter."""
+
+    policy: Any = None
+
+    def _reply(self, messages, tools):
+        from langchain_core.outputs import ChatGeneration, ChatResult
+
+        self.calls.append({"messages": messages, "tools": tools})
+        query = next(m.content for m in messages if isinstance(m, HumanMessage))
+        task = next(t for t in TASKS.values() if t.query in query)
+        return ChatResult(generations=[ChatGeneration(message=self.policy(task, messages, tools))])
+
+
+def factory_with(policy: Callable, built: list | None = None):
+    def factory(domain: str, top_k: int):
+        if built is not None:
+            built.append((domain, top_k))
+        pack = DomainPack(name=domain, tools=[_stand_in(n) for n in THREAT_TOOLS], system_prompt="테스트 상황실")
+        llm = PolicyLLM(calls=[], bound=[], policy=policy)
+        return build_agent(pack, llm, config=AgentConfig(use_router=False, top_k=top_k))
+
+    return factory
+
+
+@pytest.fixture(scope="module")
+def frame():
+    built: list = []
+    out = run_step_limits(["threat"], [1, 2, 3, 4], [5], task_ids=SUBSET, progress=False,
+                          agent_factory=factory_with(gold_policy, built))
+    out.attrs["built"] = built
+    return out
+
+
+def test_one_row_per_task_and_cap_and_one_agent_per_domain_and_top_k(frame):
+    assert len(frame) == len(SUBSET) * 4
+    assert frame.attrs["built"] == [("threat", 5)]  # the cap changes in place; the agent is built once
+    assert set(frame["chain_length"]) == {0, 1, 2, 3}
+    assert (frame["error"] == "").all()
+
+
+def test_caps_are_respected_and_the_capped_flag_is_set(frame):
+    assert (frame["tool_steps"] <= frame["cap"]).all()
+    # the scripted model wants exactly the gold chain: capped iff the chain is longer than the cap
+    assert (frame["capped"] == (frame["chain_length"] > frame["cap"])).all()
+    assert (frame["tool_steps"] == frame[["chain_length", "cap"]].min(axis=1)).all()
+    th15 = frame[frame.task_id == "th15"].set_index("cap")
+    assert th15.loc[1, "called_tools"] == ["assess_threat_level"]
+    assert th15.loc[1, "tool_recall"] == pytest.approx(1 / 3) and th15.loc[1, "tool_precision"] == 1.0
+    assert th15.loc[3, "called_tools"] == TASKS["th15"].gold_tools and th15.loc[3, "tools_exact"]
+
+
+def test_completion_per_chain_length(frame):
+    assert (frame["completed"] == (frame["chain_length"] <= frame["cap"])).all()
+    zero = frame[frame.task_id == "th02"]
+    assert zero["completed"].all() and (zero["called_tools"].map(len) == 0).all() and zero["tool_precision"].eq(1).all()
+    # an LLM call per tool step plus the answer (plus the no-tools answer call when capped)
+    expected = frame[["chain_length", "cap"]].min(axis=1) + 1 + frame["capped"].astype(int)
+    assert (frame["llm_calls"] == expected).all()
+    assert (frame["total_tokens"] == frame["prompt_tokens"] + frame["completion_tokens"]).all()
+    assert frame["seconds"].notna().all()
+
+
+def test_scoring_of_single_runs():
+    zero, one, three = TASKS["th02"], TASKS["th04"], TASKS["th15"]
+    facts = _answer(zero)
+    # a 0-tool task is failed by calling a tool, even with the facts in the answer
+    called = {"tool_log": [{"name": "assess_threat_level", "args": {}}], "answer": facts}
+    row = score_run(zero, called)
+    assert row["facts_ok"] and not row["tools_ok"] and not row["completed"] and row["tool_precision"] == 0.0
+    assert score_run(zero, {"answer": facts})["completed"]
+    assert not score_run(zero, {"answer": "안녕하세요"})["completed"]  # facts missing
+    # gold tools called but a fact missing from the answer
+    log = [{"name": "assess_threat_level", "args": {"target_type": "순항미사일"}}]
+    row = score_run(one, {"tool_log": log, "answer": "확인했습니다."})
+    assert row["tools_ok"] and not row["facts_ok"] and not row["completed"]
+    assert row["missing_facts"] == ["CRITICAL | 매우 높음"]
+    assert score_run(one, {"tool_log": log, "answer": "매우 높음 등급입니다."})["completed"]
+    # multiset precision / recall, order, repeated calls
+    log3 = [{"name": n, "args": {}} for n in ["check_intercept_asset_availability", "assess_threat_level",
+                                              "lookup_response_procedure", "assess_threat_level"]]
+    row = score_run(three, {"tool_log": log3, "answer": _answer(three)})
+    assert row["completed"] and not row["order_ok"] and not row["tools_exact"]
+    assert row["tool_recall"] == 1.0 and row["tool_precision"] == 0.75 and row["repeated_calls"] == 1
+    # an LLM failure recorded in the state is an error, and not a completion
+    row = score_run(one, {"tool_log": log, "answer": "매우 높음", "error": "APITimeoutError: slow"})
+    assert row["error"] == "APITimeoutError: slow" and not row["completed"]
+
+
+def test_loops_and_repeated_calls_are_counted():
+    def looping(task, messages, tools):
+        step = sum(isinstance(m, ToolMessage) for m in messages)
+        if task.id == "th04" and tools:  # asks for the same call again after the first result
+            return _tool_message([("assess_threat_level", dict(task.args[0]))], step)
+        if task.id == "th10" and tools and step == 0:  # the same call twice in one reply
+            call = ("assess_threat_level", dict(task.args[0]))
+            return _tool_message([call, call], step)
+        return gold_policy(task, messages, tools)
+
+    out = run_step_limits("threat", [3], [5], task_ids=["th04", "th10"], progress=False,
+                          agent_factory=factory_with(looping)).set_index("task_id")
+    assert out.loc["th04", "loops"] == 1 and out.loc["th04", "tool_steps"] == 1 and not out.loc["th04", "capped"]
+    assert out.loc["th04", "completed"]  # the refused repeat ends in an answer from the first result
+    assert out.loc["th10", "repeated_calls"] == 1
+    assert out.loc["th10", "called_tools"][:2] == ["assess_threat_level", "assess_threat_level"]
+    table = summarise(out.reset_index())["by_cap"]
+    assert table.loc[0, "loops"] == 0.5 and table.loc[0, "repeated"] == 0.5
+
+
+def test_a_failing_task_keeps_its_row_with_the_error():
+    def flaky(task, messages, tools):
+        if task.id == "th10":
+            raise TimeoutError("LLM server timed out")
+        return gold_policy(task, messages, tools)
+
+    inner = factory_with(flaky)
+
+    class Exploding:
+        """ask() itself raises for one task (not only the LLM inside the graph)."""
+
+        def __init__(self, agent):
+            self.agent, self.config = agent, agent.config
+
+        def ask(self, question, thread_id=None):
+            if question == TASKS["th15"].query:
+                raise RuntimeError("checkpointer gone")
+            return self.agent.ask(question, thread_id)
+
+    out = run_step_limits("threat", [1, 3], [5], task_ids=["th04", "th10", "th15"], progress=False,
+                          agent_factory=lambda d, k: Exploding(inner(d, k)))
+    assert len(out) == 6
+    rows = out.set_index(["task_id", "cap"])
+    assert rows.loc[("th10", 3), "error"].startswith("TimeoutError") and not rows.loc[("th10", 3), "completed"]
+    assert rows.loc[("th15", 3), "error"] == "RuntimeError: checkpointer gone"
+    assert rows.loc[("th15", 3), "llm_calls"] == 0 and not rows.loc[("th15", 3), "completed"]
+    assert rows.loc[("th04", 1), "completed"] and rows.loc[("th04", 1), "error"] == ""
+    assert summarise(out)["by_cap"].set_index("cap").loc[3, "errors"] == 2
+
+
+def _never(domain, top_k):
+    raise AssertionError("no agent may be built before the parameters are checked")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"domains": ["threat", "space"]}, r"domains: unknown domain\(s\) \['space'\]"),
+    ({"domains": []}, "domains: give at least one domain"),
+    ({"task_ids": []}, "task_ids: the subset is empty"),
+    ({"task_ids": ["th04", "zz99"]}, r"task_ids: \['zz99'\] are not tasks"),
+    ({"caps": [0, 3]}, "caps: 0 is below 1"),
+    ({"caps": []}, "caps: give at least one value"),
+    ({"caps": [1.5]}, "caps: 1.5 is not a whole number"),
+    ({"top_ks": [0]}, "top_ks: 0 is below 1"),
+])
+def test_parameters_are_checked_before_any_work(kwargs, message):
+    params = {"domains": ["threat"], "caps": [1, 3], "top_ks": [5], "task_ids": None, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        run_step_limits(progress=False, agent_factory=_never, **params)
+
+
+def test_a_domain_without_a_task_file_is_named_with_the_file(monkeypatch, tmp_path):
+    real = step_limits.tasks_path
+    monkeypatch.setattr(step_limits, "tasks_path", lambda d: tmp_path / d / "tasks.yaml" if d == "insurance" else real(d))
+    with pytest.raises(ValueError, match=r"domains: no task file for \['insurance'\] \(expected .*insurance/tasks.yaml\)"):
+        run_step_limits(["threat", "insurance"], [1], [5], progress=False, agent_factory=_never)
+
+
+def test_cut_chains_finds_the_chains_the_cap_cut(frame):
+    cuts = cut_chains(frame)
+    got = {(r.task_id, r.cap): (r.completed_at, r.cut_before, r.cause) for r in cuts.itertuples()}
+    assert got == {
+        ("th10", 1): (2, "lookup_response_procedure", "cap"),
+        ("th15", 1): (3, "lookup_response_procedure", "cap"),
+        ("th15", 2): (3, "check_intercept_asset_availability", "cap"),
+    }
+    assert cuts.set_index(["task_id", "cap"]).loc[("th15", 2), "called_tools"] == TASKS["th15"].gold_tools[:2]
+    assert cut_chains(frame[frame.cap >= 3]).empty
+
+
+def test_tables_verdict_and_plots(frame, tmp_path):
+    import matplotlib.figure
+
+    tables = summarise(frame)
+    by_cap = tables["by_cap"].set_index("cap")
+    assert list(by_cap["completed"]) == [2, 3, 4, 4]
+    assert by_cap.loc[3, "d_completed"] == 1 and by_cap.loc[4, "d_completed"] == 0
+    # scripted costs: at cap 2 the 3-tool task pays the refused call and the no-tools answer instead
+    assert by_cap.loc[3, "tokens_per_extra_completed"] == 0 and pd.isna(by_cap.loc[4, "tokens_per_extra_completed"])
+    by_length = tables["by_length"].set_index(["chain_length", "cap"])
+    assert by_length.loc[(3, 2), "completion"] == 0 and by_length.loc[(3, 3), "completion"] == 1
+    lines = step_limits.verdict(frame, proposed=3)
+    assert any("Cap 3 is the smallest cap reaching the best completion (4/4)" in line for line in lines)
+    assert any(line.startswith("- Cap 2 → 3: +1 completed") for line in lines)
+    fig = step_limits.completion_plot(frame, tmp_path / "completion.png")
+    assert isinstance(fig, matplotlib.figure.Figure) and (tmp_path / "completion.png").stat().st_size > 0
+    fig = step_limits.cost_plot(frame, tmp_path / "cost.png")
+    assert isinstance(fig, matplotlib.figure.Figure) and (tmp_path / "cost.png").stat().st_size > 0
+    csv = step_limits.flat(frame)
+    assert csv["gold_tools"].map(type).eq(str).all()
+    assert len(pd.read_csv(pd.io.common.StringIO(csv.to_csv(index=False)))) == len(frame)
+
+
+def test_the_replay_llm_follows_the_gold_chains_without_a_model():
+    tasks = step_limits.load_domain_tasks("threat", SUBSET)
+
+    def factory(domain, top_k):
+        pack = DomainPack(name=domain, tools=[_stand_in(n) for n in THREAT_TOOLS], system_prompt="테스트 상황실")
+        return build_agent(pack, step_limits.replay_llm(tasks), config=AgentConfig(use_router=False, top_k=top_k))
+
+    out = run_step_limits("threat", [1, 3], [5], task_ids=SUBSET, progress=False, agent_factory=factory)
+    assert (out["completed"] == (out["chain_length"] <= out["cap"])).all()
+    assert (out["capped"] == (out["chain_length"] > out["cap"])).all()
+    assert (out[out.cap == 3]["called_tools"] == out[out.cap == 3]["gold_tools"]).all()
