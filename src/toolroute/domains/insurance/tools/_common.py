@@ -443,3 +443,21 @@ def clean_bool(value: Any) -> bool | None:
         return parse_bool(value)
     except (ValueError, TypeError):
         return None
+
+
+def age_rejection(product: Product, age: int, **data: Any) -> dict[str, Any]:
+    """The `rejected` result for an age outside the product's join ages, with the allowed range."""
+    from toolroute.domains.insurance.products import OutsideJoinAge
+    from toolroute.domains.insurance.tools.results import rejected
+
+    return rejected(str(OutsideJoinAge(product, age)), **product_ref(product), age=age,
+                    join_age_min=product.join_age_min, join_age_max=product.join_age_max,
+                    allowed_age=join_age_text(product), **data)
+
+
+def clean_masked(value: Any) -> str | None:
+    """`clean_text`, then personal data masked: a not_found answer echoes what it was given."""
+    from toolroute.domains.insurance.reference import mask_personal_data
+
+    text = clean_text(value)
+    return mask_personal_data(text)[0] if text else None

@@ -36,6 +36,7 @@ from toolroute.domains.insurance.reference import (
     servicing_procedure,
 )
 from toolroute.domains.insurance.tools._common import (
+    clean_masked,
     clean_text,
     clean_won,
     money,
@@ -70,16 +71,13 @@ _FORM_NOTE = re.compile(r"사본|위임장|원본|인감")
 # Names and choices are cleaned and masked (a not_found answer echoes what it was given); the
 # consultation summary is masked by customer_followup_tasks itself, which also counts what it masked.
 
-def _clean_masked(value: Any) -> str | None:
-    text = clean_text(value)
-    return mask_personal_data(text)[0] if text else None
 
 
 class ClaimGuideArgs(BaseModel):
     claim_type: str | None = Field(default=None, description=CLAIM_DESCRIPTION)
     product: str | None = Field(default=None, description="청구하려는 가입 상품명 또는 상품코드 (선택, 예: 첫날부터암보험)")
 
-    _texts = field_validator("claim_type", "product", mode="before")(_clean_masked)
+    _texts = field_validator("claim_type", "product", mode="before")(clean_masked)
 
 
 class ClaimFormsArgs(BaseModel):
@@ -87,7 +85,7 @@ class ClaimFormsArgs(BaseModel):
     claim_amount: int | None = Field(
         default=None, description="청구 금액 (선택, 예: 80만원, 3000000). 100만원 이하이면 사본 제출 규칙을 안내")
 
-    _text = field_validator("claim_type", mode="before")(_clean_masked)
+    _text = field_validator("claim_type", mode="before")(clean_masked)
     _amount = field_validator("claim_amount", mode="before")(clean_won)
 
 
@@ -98,7 +96,7 @@ class ContractManageArgs(BaseModel):
     customer_id: str | None = Field(default=None, description=CUSTOMER_ID_DESCRIPTION + " 주면 해당 계약을 함께 보여줍니다.")
     name: str | None = Field(default=None, description=CUSTOMER_NAME_DESCRIPTION + ". 주면 해당 계약을 함께 보여줍니다.")
 
-    _texts = field_validator("request", "customer_id", "name", mode="before")(_clean_masked)
+    _texts = field_validator("request", "customer_id", "name", mode="before")(clean_masked)
 
 
 class FollowupArgs(BaseModel):
@@ -109,7 +107,7 @@ class FollowupArgs(BaseModel):
         default=None, description="기한 계산 기준일 YYYY-MM-DD (선택, 생략하면 시스템 기준일)")
 
     _summary = field_validator("summary", mode="before")(clean_text)
-    _texts = field_validator("customer_id", "name", "reference_date", mode="before")(_clean_masked)
+    _texts = field_validator("customer_id", "name", "reference_date", mode="before")(clean_masked)
 
 
 # --- shared steps ----------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from toolroute.domains.insurance.documents import COMPANY
 from toolroute.domains.insurance.products import Product, normalize_channel
 from toolroute.domains.insurance.reference import find_banned_phrases, load_reference, mask_personal_data
 from toolroute.domains.insurance.tools._common import (
+    clean_masked,
     ALL_CHANNELS,
     CHANNEL_LABELS,
     check_age,
@@ -131,9 +132,6 @@ def _sentences(text: str) -> list[str]:
 # and personal data typed into a product or channel field must not come back. Free text that is the
 # subject of a tool (a script to check, a text to mask) is masked by the tool itself.
 
-def _clean_masked(value: Any) -> str | None:
-    text = clean_text(value)
-    return mask_personal_data(text)[0] if text else None
 
 
 def _clean_masked_names(value: Any) -> list[str] | None:
@@ -145,7 +143,7 @@ class DisclosureArgs(BaseModel):
     product: str | None = Field(default=None, description=PRODUCT_DESCRIPTION)
     channel: str | None = Field(default=None, description=CHANNEL_DESCRIPTION + ". 생략하면 상품의 모든 판매 채널 기준")
 
-    _texts = field_validator("product", "channel", mode="before")(_clean_masked)
+    _texts = field_validator("product", "channel", mode="before")(clean_masked)
 
 
 class PhraseArgs(BaseModel):
@@ -153,7 +151,7 @@ class PhraseArgs(BaseModel):
         default=None, description="안내 주제: 면책, 감액, 갱신, 해약환급금, 고지의무, 청약철회, 간편고지, 보장 제외, 예금자보호")
     product: str | None = Field(default=None, description=PRODUCT_DESCRIPTION)
 
-    _texts = field_validator("topic", "product", mode="before")(_clean_masked)
+    _texts = field_validator("topic", "product", mode="before")(clean_masked)
 
 
 class MisleadingArgs(BaseModel):
@@ -162,7 +160,7 @@ class MisleadingArgs(BaseModel):
         default=None, description=PRODUCT_DESCRIPTION + ". 주면 그 상품에 해당하는 금지 표현만 적용(예: 갱신형 전용 표현)")
 
     _script = field_validator("script", mode="before")(clean_text)
-    _product = field_validator("product", mode="before")(_clean_masked)
+    _product = field_validator("product", mode="before")(clean_masked)
 
 
 class ComparisonArgs(BaseModel):
@@ -177,7 +175,7 @@ class RecordingArgs(BaseModel):
     agent_name: str | None = Field(default=None, description="안내하는 상담원(설계사) 이름 (선택)")
     customer_age: int | None = Field(default=None, description="고객 나이(만 나이, 선택). 65세 이상이면 고령 고객 안내를 추가")
 
-    _texts = field_validator("channel", "agent_name", mode="before")(_clean_masked)
+    _texts = field_validator("channel", "agent_name", mode="before")(clean_masked)
     _age = field_validator("customer_age", mode="before")(clean_age)
 
 

@@ -20,8 +20,9 @@ from langchain_core.tools import tool
 from pydantic import BaseModel, Field, field_validator
 
 from toolroute.domains.insurance import products as catalog
-from toolroute.domains.insurance.products import OutsideJoinAge, Product
+from toolroute.domains.insurance.products import Product
 from toolroute.domains.insurance.tools._common import (
+    age_rejection,
     check_age,
     clean_age,
     clean_names,
@@ -160,10 +161,6 @@ class SurrenderArgs(CycleArgs):
 
 # --- shared steps --------------------------------------------------------------------------------
 
-def _age_rejection(product: Product, age: int, **data: Any) -> dict[str, Any]:
-    return rejected(str(OutsideJoinAge(product, age)), **product_ref(product), age=age,
-                    join_age_min=product.join_age_min, join_age_max=product.join_age_max,
-                    allowed_age=join_age_text(product), **data)
 
 
 def _person(age: int | None, sex: str | None) -> tuple[int, str] | dict[str, Any]:
@@ -213,7 +210,7 @@ def _quote(product: Product, age: int, sex: str, term_text: str | None = None,
            rider_names: list[str] | None = None) -> dict[str, Any]:
     """The premium of one product as a result item (status ok), or the result to return instead."""
     if not product.join_age_min <= age <= product.join_age_max:
-        return _age_rejection(product, age)
+        return age_rejection(product, age)
     term = _term(product, term_text)
     if isinstance(term, dict):
         return term
@@ -379,7 +376,7 @@ def plan_options(product: str | None = None, age: int | None = None, sex: str | 
     if isinstance(person, dict):
         return person
     if person is not None and not p.join_age_min <= person[0] <= p.join_age_max:
-        return _age_rejection(p, person[0])
+        return age_rejection(p, person[0])
     base = p.premium.base_payment_term
     plans = []
     for term in p.payment_terms:
@@ -672,7 +669,7 @@ def payment_cycle_options(product: str | None = None, age: int | None = None, se
     term = None
     if person is not None:
         if not p.join_age_min <= person[0] <= p.join_age_max:
-            return _age_rejection(p, person[0])
+            return age_rejection(p, person[0])
         term = _term(p, payment_term)
         if isinstance(term, dict):
             return term
@@ -734,7 +731,7 @@ def surrender_value_explain(product: str | None = None, years: int | None = None
     monthly = term = pay_years = None
     if person is not None:
         if not p.join_age_min <= person[0] <= p.join_age_max:
-            return _age_rejection(p, person[0])
+            return age_rejection(p, person[0])
         term = _term(p, payment_term)
         if isinstance(term, dict):
             return term

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, field_validator
 from toolroute.domains.insurance import products as catalog
 from toolroute.domains.insurance.products import OutsideJoinAge, Product, Rider
 from toolroute.domains.insurance.tools._common import (
+    age_rejection,
     ASK_CHANNEL,
     CHANNEL_LABELS,
     channels_text,
@@ -188,16 +189,6 @@ def _rider_view(product: Product, rider: Rider, age: int | None = None, sex: str
     return view
 
 
-def _age_rejection(product: Product, age: int, **data: Any) -> dict[str, Any]:
-    return rejected(
-        str(OutsideJoinAge(product, age)),
-        **product_ref(product),
-        age=age,
-        join_age_min=product.join_age_min,
-        join_age_max=product.join_age_max,
-        allowed_age=join_age_text(product),
-        **data,
-    )
 
 
 def _optional_age_sex(product: Product, age: int | None, sex: str | None
@@ -214,7 +205,7 @@ def _optional_age_sex(product: Product, age: int | None, sex: str | None
     if isinstance(sex_value, dict):
         return None, None, sex_value, None
     if not product.join_age_min <= age <= product.join_age_max:
-        return None, None, _age_rejection(product, age), None
+        return None, None, age_rejection(product, age), None
     return age, sex_value, None, None
 
 
@@ -684,7 +675,7 @@ def eligibility_by_product_rule(product: str | None = None, age: int | None = No
         if bad_age:
             return bad_age
         if not p.join_age_min <= age <= p.join_age_max:
-            return _age_rejection(p, age, rules=rules)
+            return age_rejection(p, age, rules=rules)
         checks["age"] = {"age": age, "eligible": True, "text": f"{age}세는 가입 나이({join_age_text(p)}) 안입니다."}
     if channel:
         wanted = catalog.normalize_channel(channel)
