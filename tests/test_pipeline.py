@@ -41,11 +41,23 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     runs = pd.read_csv(steps / "runs.csv", keep_default_na=False)
     assert len(runs) == 4 and set(runs.cap) == {1, 3} and (runs.tool_steps <= runs.cap).all()
     assert (runs.error == "").all()
+    ragas = run_dir / "04_ragas_eval"
+    for name in ["runs.csv", "scores.csv", "by_kind.csv", "by_scenario.csv", "metrics.png"]:
+        assert (ragas / name).stat().st_size > 0, name
+    by_kind = pd.read_csv(ragas / "by_kind.csv").set_index("kind")
+    assert by_kind.loc["scenario", "turns"] == 4 and by_kind.loc["rag", "turns"] == 2 and by_kind.loc["query", "turns"] == 3
+    assert not (ragas / "judged.csv").exists()  # judge: none
+    headline = pd.read_csv(run_dir / "headline.csv").set_index("metric")
+    assert headline.loc["Hit@1", "seed 002"] == 0.969 and 0 <= headline.loc["Hit@1", "toolroute"] <= 1
+    html = (run_dir / "report.html").read_text()
+    assert "seed 002" in html and "data:image/png;base64" in html and "import warnings" not in html  # no code cells
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    for name in ["01_ingest", "02_toolcard_ablation", "03_step_limits"]:
+    names = ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report"]
+    for name in names:
         assert manifest["notebooks"][name]["status"] == "ok", name
     assert manifest["versions"]["chromadb"] and "git_commit" in manifest
-    for name in ["01_ingest", "02_toolcard_ablation", "03_step_limits"]:
+    assert manifest["models"]["llm_gguf_sha256"] and manifest["notebooks"]["05_report"]["html"] == "report.html"
+    for name in names:
         executed = json.loads((run_dir / f"{name}.ipynb").read_text())
         assert any(c.get("outputs") for c in executed["cells"] if c["cell_type"] == "code"), name
     print(f"smoke pipeline: {seconds:.1f} s (" + ", ".join(
@@ -97,11 +109,50 @@ def test_committed_notebooks_have_no_outputs_and_run_in_order():
     import nbformat
 
     names = [n.stem for n in sorted((ROOT / "notebooks").glob("*.ipynb"))]
-    assert names[:3] == ["01_ingest", "02_toolcard_ablation", "03_step_limits"]
+    assert names == ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report"]
     for name in names:
         nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert code and "parameters" in code[0].metadata.get("tags", []), name
         assert all(not c.outputs and c.execution_count is None for c in code), f"{name}: clear the outputs"
     for params in ["default", "smoke"]:
-        assert [e["name"] for e in load_params(f"notebooks/params/{params}.yaml")["notebooks"]] == names[:3]
+        assert [e["name"] for e in load_params(f"notebooks/params/{params}.yaml")["notebooks"]] == names
+
+
+def _params(tmp_path, text: str):
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("notebook, parameters, message", [
+    ("03_step_limits", "{task_ids: []}", "task_ids: the subset is empty"),
+    ("03_step_limits", "{domains: [insurance], task_ids: [th04]}", r"task_ids: \['th04'\] are not tasks"),
+    ("03_step_limits", "{domains: [bank]}", "domains: unknown domain"),
+    ("03_step_limits", "{caps: [0, 3], llm: replay}", "caps: 0 is below 1"),
+    ("04_ragas_eval", "{scenario_ids: [], rag_ids: [], query_split: ''}", "selection is empty"),
+    ("04_ragas_eval", "{scenario_ids: [S42], llm: replay}", "scenario_ids: unknown"),
+    ("04_ragas_eval", "{llm: gpt, scenario_ids: [S1], rag_ids: [], query_split: ''}", "llm must be 'auto' or 'replay'"),
+])
+def test_bad_data_selection_is_reported_before_any_notebook(tmp_path, notebook, parameters, message):
+    params = _params(tmp_path, f"notebooks:\n  - name: 01_ingest\n  - name: {notebook}\n    parameters: {parameters}\n")
+    with pytest.raises(PipelineError, match=f"notebook '{notebook}': .*{message}"):
+        run_pipeline(params, runs_root=tmp_path / "runs")
+    assert not (tmp_path / "runs").exists()  # nothing started, not even 01
+
+
+@kernel_sockets[0]
+@kernel_sockets[1]
+def test_unreachable_llm_endpoint_is_reported_before_any_notebook(tmp_path, monkeypatch):
+    from toolroute.llm.server import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    params = _params(tmp_path, "notebooks:\n  - name: 03_step_limits\n"
+                               f"    parameters: {{task_ids: [th04], domains: [threat], llm_base_url: '{dead}'}}\n")
+    with pytest.raises(PipelineError, match=f"LLM endpoint {dead} does not answer"):
+        run_pipeline(params, runs_root=tmp_path / "runs")
+    monkeypatch.setenv("TOOLROUTE_LLM_BASE_URL", dead)  # the environment's endpoint is checked the same way
+    params = _params(tmp_path, "notebooks:\n  - name: 04_ragas_eval\n    parameters: {rag_ids: [], query_split: ''}\n")
+    with pytest.raises(PipelineError, match="does not answer"):
+        run_pipeline(params, runs_root=tmp_path / "runs")
+    assert not (tmp_path / "runs").exists()

@@ -133,7 +133,7 @@ def cmd_leakage(args) -> int:
 def cmd_run(args) -> int:
     from toolroute.pipeline import run_pipeline
 
-    run_dir = run_pipeline(args.params, run_id=args.run_id, resume=args.resume)
+    run_dir = run_pipeline(args.params, run_id=args.run_id, resume=args.resume, stream_output=not args.quiet)
     print(f"run written to {run_dir}")
     return 0
 
@@ -176,6 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--params", default="notebooks/params/default.yaml")
     p.add_argument("--run-id", default=None)
     p.add_argument("--resume", action="store_true", help="skip notebooks whose outputs exist for the same parameters")
+    p.add_argument("--quiet", action="store_true",
+                   help="show one progress bar per notebook (cells) instead of what the notebooks print")
     p.set_defaults(func=cmd_run)
     return parser
 

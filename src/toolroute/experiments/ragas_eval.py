@@ -1,0 +1,511 @@
+"""RAGAS evaluation of the agent (notebook 04): scenarios, RAG questions and eval queries, run through
+the agent and scored with RAGAS metrics.
+
+Three kinds of items, each one agent turn:
+- "scenario": the turns of `data/insurance/scenarios.yaml`, each consultation in one thread (so the
+  rewriter and memory work as in a call); reference = the gold calls with their arguments and the facts.
+- "rag": the questions of `data/insurance/rag_qa.jsonl`, each in a fresh thread; reference = the RAG
+  tool of the question's collection (name only), the answer phrase, and as reference contexts the
+  chunks of the default ingest that hold the answer (the hit rule of `rag_eval.is_hit`).
+- "query": rows of a routing eval split (`data/insurance/queries/*.jsonl`), each in a fresh thread;
+  reference = the expected tool names only (no arguments), or no call.
+
+Metrics that need no LLM (always): ToolCallAccuracy and ToolCallF1 (tool names and arguments),
+a name-only tool F1 (ToolCallF1 on calls stripped of arguments: the query rows have no gold
+arguments; 1.0 for a correct no-call, where RAGAS' F1 of two empty sets is 0), StringPresence of each fact in the answer, CHRF of the answer against the facts (character
+n-grams: RAGAS' ROUGE tokenizer drops Hangul), NonLLMContextPrecisionWithReference and NonLLMContextRecall
+for turns that retrieved passages. With a judge LLM: Faithfulness (turns with passages),
+AnswerRelevancy (our embedder behind RAGAS' embedding interface) and AgentGoalAccuracyWithReference
+(scenario turns, reference = the facts). A judgement that fails (unparsable output, timeout) is
+recorded as failed with its reason and counted, never dropped or scored 0.
+
+Tool calls are converted to RAGAS messages here from the agent's `tool_log` (RAGAS' LangGraph
+converter drops calls kept only in `AIMessage.tool_calls`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import time
+import uuid
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import pandas as pd
+
+from toolroute.experiments.step_limits import flat  # noqa: F401 - list columns as JSON, for CSV
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+
+KINDS = ("scenario", "rag", "query")
+RAG_TOOLS = ("rag_terms_query_engine", "rag_product_info_query_engine")
+RAG_TOOL_OF = {"terms": RAG_TOOLS[0], "product_info": RAG_TOOLS[1]}  # the tool that searches each collection
+MAX_TOOL_TEXT = 2000  # characters of a tool result kept in the RAGAS conversation
+
+
+# --- items --------------------------------------------------------------------------------------------------
+
+@dataclass
+class EvalItem:
+    """One agent turn to run and score; `conversation` groups turns that share a thread."""
+
+    kind: str
+    id: str
+    conversation: str
+    user: str
+    reference_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    with_args: bool = True  # False: the reference names tools only (query rows)
+    facts: list[str] = field(default_factory=list)
+    reference_contexts: list[str] = field(default_factory=list)
+    answer_must_not: list[str] = field(default_factory=list)
+
+    @property
+    def reference_text(self) -> str:
+        """The outcome a judge compares against: the facts, or the tools when there are none."""
+        if self.facts:
+            return " / ".join(self.facts)
+        if self.reference_calls:
+            return "도구 " + ", ".join(name for name, _ in self.reference_calls) + " 의 결과로 답한다"
+        return "도구를 부르지 않고 정중히 답한다"
+
+
+def scenario_items(scenarios: Iterable[Any] | None = None, ids: Iterable[str] | None = None) -> list[EvalItem]:
+    from toolroute.domains.insurance.scenarios import load_scenarios
+
+    scenarios = list(scenarios) if scenarios is not None else load_scenarios()
+    if ids is not None:
+        wanted = list(ids)
+        unknown = sorted(set(wanted) - {s.id for s in scenarios})
+        if unknown:
+            raise ValueError(f"scenario_ids: unknown scenario(s) {unknown}")
+        scenarios = [s for s in scenarios if s.id in set(wanted)]
+    items = []
+    for s in scenarios:
+        for number, turn in enumerate(s.turns, start=1):
+            items.append(EvalItem(
+                kind="scenario", id=f"{s.id}-t{number}", conversation=s.id, user=turn.user,
+                reference_calls=[(c.tool, dict(c.args)) for c in turn.expected_calls],
+                facts=list(turn.facts) + [t.text for t in turn.totals], answer_must_not=list(turn.answer_must_not)))
+    return items
+
+
+def reference_chunks(questions: Sequence[Any], size: int = 500, overlap: int = 100,
+                     docs: Sequence[Any] | None = None) -> dict[str, list[str]]:
+    """Per RAG question, the text of every chunk (as ingested) that holds its answer."""
+    from toolroute.domains.insurance.documents import build_documents
+    from toolroute.domains.insurance.knowledge import strip_header
+    from toolroute.experiments.rag_eval import chunks_by_collection, is_hit
+
+    chunks = chunks_by_collection(docs if docs is not None else build_documents(), size, overlap)
+    out = {}
+    for q in questions:
+        out[q.id] = [strip_header(c.text) for c in chunks[q.collection]
+                     if is_hit(q, c.document, c.page, c.page_end, c.text)]
+    return out
+
+
+def rag_items(limit: int | None = None, path: str | Path | None = None) -> list[EvalItem]:
+    """The RAG questions (every `len/limit`-th when limited, so both collections stay in)."""
+    from toolroute.experiments.rag_eval import load_rag_qa
+
+    questions = _every_nth(load_rag_qa(path), limit)
+    refs = reference_chunks(questions)
+    return [EvalItem(kind="rag", id=q.id, conversation=q.id, user=q.question, facts=[q.answer_contains],
+                     reference_calls=[(RAG_TOOL_OF[q.collection], {})], with_args=False,
+                     reference_contexts=refs[q.id]) for q in questions]
+
+
+def query_items(path: str | Path, limit: int | None = None, known_tools: Iterable[str] | None = None) -> list[EvalItem]:
+    """Rows of a routing eval split (every `len/limit`-th when limited); reference = tool names only."""
+    from toolroute.evaluation.queries import load_queries
+
+    queries = _every_nth(load_queries(path, known_tools), limit)
+    return [EvalItem(kind="query", id=q.id, conversation=q.id, user=q.query, with_args=False,
+                     reference_calls=[(name, {}) for name in q.expected_tools]) for q in queries]
+
+
+def build_items(scenario_ids: Iterable[str] | None = None, rag_ids: Iterable[str] | None = None,
+                rag_limit: int | None = None, query_split: str = "test", query_limit: int | None = None) -> list[EvalItem]:
+    """The notebook's items; every bad parameter is a ValueError naming it, raised before any model starts.
+
+    `scenario_ids` / `rag_ids`: None = all (rag: `rag_limit` of them), [] = none; `query_split` "" = none.
+    """
+    from toolroute.config import ROOT
+
+    items = scenario_items(ids=scenario_ids) if scenario_ids is None or list(scenario_ids) else []
+    if rag_ids is None:
+        items += rag_items(limit=rag_limit)
+    elif list(rag_ids):
+        wanted = list(rag_ids)
+        every = rag_items()
+        unknown = sorted(set(wanted) - {i.id for i in every})
+        if unknown:
+            raise ValueError(f"rag_ids: unknown question id(s) {unknown} (see data/insurance/rag_qa.jsonl)")
+        items += [i for i in every if i.id in set(wanted)]
+    if query_split:
+        path = ROOT / "data" / "insurance" / "queries" / f"{query_split}.jsonl"
+        if not path.is_file():
+            raise ValueError(f"query_split: no split {query_split!r} ({path} does not exist)")
+        from toolroute.agent.pack import load_pack
+
+        items += query_items(path, query_limit, known_tools=load_pack("insurance").tool_names)
+    if not items:
+        raise ValueError("scenario_ids, rag_ids, query_split: the selection is empty, nothing to evaluate")
+    return items
+
+
+def replay_llm(items: Sequence[EvalItem]):
+    """A chat model without a model, for smoke runs: it replays each item's gold calls (RAG questions
+    search with the question) and answers with its facts (see `step_limits.replay_llm`)."""
+    from types import SimpleNamespace
+
+    from toolroute.experiments.step_limits import replay_llm as replay
+
+    tasks = []
+    for item in items:
+        args = [({"query": item.user} if name in RAG_TOOLS and not a else dict(a)) for name, a in item.reference_calls]
+        tasks.append(SimpleNamespace(id=item.id, query=item.user, gold_tools=[n for n, _ in item.reference_calls],
+                                     args=args, facts=list(item.facts), chain_length=len(item.reference_calls)))
+    return replay(tasks)
+
+
+def judge_subset(runs: pd.DataFrame, limit: int | None) -> pd.DataFrame:
+    """At most `limit` rows per kind (spread over each kind), to bound the judge's time."""
+    if limit is None:
+        return runs
+    parts = [pd.DataFrame(_every_nth([r for _, r in g.iterrows()], int(limit))) for _, g in runs.groupby("kind", sort=False)]
+    return pd.concat(parts, ignore_index=True) if parts else runs
+
+
+def _every_nth(rows: Sequence[Any], limit: int | None) -> list[Any]:
+    rows = list(rows)
+    if limit is None or limit >= len(rows):
+        return rows
+    if limit < 1:
+        raise ValueError(f"limit: {limit} is below 1 (use None for every row)")
+    step = len(rows) / limit
+    return [rows[int(i * step)] for i in range(limit)]
+
+
+# --- running ------------------------------------------------------------------------------------------------
+
+def retrieved_passages(tool_log: Iterable[dict[str, Any]]) -> list[str]:
+    """The passage texts the RAG tools returned in a turn (contextual header removed), in order."""
+    from toolroute.domains.insurance.knowledge import strip_header
+
+    out = []
+    for entry in tool_log or []:
+        result = entry.get("result")
+        if entry.get("name") in RAG_TOOLS and isinstance(result, dict):
+            out += [strip_header(p.get("text", "")) for p in result.get("passages", []) or []]
+    return out
+
+
+def run_items(agent: Any, items: Sequence[EvalItem], progress: bool = True) -> pd.DataFrame:
+    """Each item through `agent.ask`; turns of one conversation share a thread. One row per item;
+    a turn that raised keeps its row with the error."""
+    from tqdm.auto import tqdm
+
+    threads: dict[str, str] = {}
+    rows = []
+    for item in tqdm(items, desc="agent turns", disable=not progress):
+        thread = threads.setdefault(item.conversation, f"ragas-{item.conversation}-{uuid.uuid4().hex[:8]}")
+        started = time.perf_counter()
+        try:
+            state, error = dict(agent.ask(item.user, thread)), ""
+        except Exception as exc:  # noqa: BLE001 - one failing turn must not lose the run
+            state, error = {}, f"{type(exc).__name__}: {exc}"
+        log = [{"name": e["name"], "args": e.get("args", {}), "result": e.get("result")}
+               for e in state.get("tool_log", []) or []]
+        rows.append({
+            "kind": item.kind, "id": item.id, "conversation": item.conversation, "user": item.user,
+            "rewritten": state.get("rewritten", ""), "routed": list(state.get("routed", []) or []),
+            "tool_log": log, "called_tools": [e["name"] for e in log],
+            "gold_tools": [name for name, _ in item.reference_calls],
+            "answer": state.get("answer", "") or "", "retrieved_contexts": retrieved_passages(log),
+            "blocked": state.get("blocked") or "", "capped": bool(state.get("capped", False)),
+            "llm_calls": int(state.get("llm_calls", 0) or 0), "prompt_tokens": int(state.get("prompt_tokens", 0) or 0),
+            "completion_tokens": int(state.get("completion_tokens", 0) or 0),
+            "seconds": round(time.perf_counter() - started, 3), "error": error or (state.get("error") or ""),
+        })
+    return pd.DataFrame(rows)
+
+
+# --- conversion to RAGAS --------------------------------------------------------------------------------------
+
+def _result_text(result: Any) -> str:
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    return text[:MAX_TOOL_TEXT]
+
+
+def ragas_messages(user: str, tool_log: Iterable[dict[str, Any]], answer: str, with_args: bool = True) -> list:
+    """The turn as RAGAS messages: the question, one AI message per tool call followed by its result,
+    the answer. `with_args=False` drops arguments (for name-only scoring)."""
+    from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+
+    messages: list = [HumanMessage(content=user)]
+    for entry in tool_log or []:
+        args = entry.get("args") if with_args else {}
+        messages.append(AIMessage(content="", tool_calls=[ToolCall(name=entry["name"], args=dict(args or {}))]))
+        messages.append(ToolMessage(content=_result_text(entry.get("result"))))
+    messages.append(AIMessage(content=answer or ""))
+    return messages
+
+
+def reference_tool_calls(calls: Iterable[tuple[str, dict[str, Any]]], with_args: bool = True) -> list:
+    from ragas.messages import ToolCall
+
+    return [ToolCall(name=name, args=dict(args) if with_args else {}) for name, args in calls]
+
+
+# --- scoring ------------------------------------------------------------------------------------------------
+
+def _run_async(coro):
+    """Run a coroutine to completion from sync code, also inside Jupyter's running event loop."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def _value(result: Any) -> float:
+    value = getattr(result, "value", result)
+    return float(value) if value is not None else math.nan
+
+
+def _legacy_context_metrics():
+    """RAGAS 0.4.3 has the non-LLM context metrics only in the legacy API (collections lacks them)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from ragas.metrics import NonLLMContextPrecisionWithReference, NonLLMContextRecall
+    return NonLLMContextPrecisionWithReference(), NonLLMContextRecall()
+
+
+NON_LLM_METRICS = ["tool_call_accuracy", "tool_call_f1", "tool_name_f1", "fact_presence", "chrf",
+                   "context_precision", "context_recall"]
+
+
+def score_without_llm(runs: pd.DataFrame, items: Sequence[EvalItem]) -> pd.DataFrame:
+    """The non-LLM RAGAS metrics per row of `runs` (NaN where a metric does not apply)."""
+    return _run_async(_score_without_llm(runs, {i.id: i for i in items}))
+
+
+async def _score_without_llm(runs: pd.DataFrame, items: dict[str, EvalItem]) -> pd.DataFrame:
+    from ragas.dataset_schema import SingleTurnSample
+    from ragas.metrics.collections import CHRFScore, StringPresence, ToolCallAccuracy, ToolCallF1
+
+    warnings.filterwarnings("ignore", message="Reference tool calls are empty")  # a no-call row that called: scored 0
+    warnings.filterwarnings("ignore", message="Length mismatch: predicted tool calls")  # scored as RAGAS defines it
+    accuracy, f1, presence, chrf = ToolCallAccuracy(), ToolCallF1(), StringPresence(), CHRFScore()
+    precision, recall = _legacy_context_metrics()
+    rows = []
+    for _, run in runs.iterrows():
+        item = items[run["id"]]
+        row = {"id": run["id"], **{m: math.nan for m in NON_LLM_METRICS}}
+        named = ragas_messages(run["user"], run["tool_log"], run["answer"], with_args=False)
+        if not item.reference_calls and not run["tool_log"]:
+            row["tool_name_f1"] = 1.0  # a correct no-call (RAGAS' F1 of two empty sets is 0)
+        else:
+            row["tool_name_f1"] = _value(await f1.ascore(
+                user_input=named, reference_tool_calls=reference_tool_calls(item.reference_calls, False)))
+        if item.with_args:
+            full = ragas_messages(run["user"], run["tool_log"], run["answer"])
+            ref = reference_tool_calls(item.reference_calls)
+            row["tool_call_accuracy"] = _value(await accuracy.ascore(user_input=full, reference_tool_calls=ref))
+            row["tool_call_f1"] = _value(await f1.ascore(user_input=full, reference_tool_calls=ref))
+        if item.facts:
+            found = [_value(await presence.ascore(reference=fact, response=run["answer"])) for fact in item.facts]
+            row["fact_presence"] = sum(found) / len(found)
+            row["chrf"] = _value(await chrf.ascore(reference=" ".join(item.facts), response=run["answer"] or " "))
+        contexts = list(run["retrieved_contexts"])
+        if contexts and item.reference_contexts:
+            sample = SingleTurnSample(retrieved_contexts=contexts, reference_contexts=item.reference_contexts)
+            row["context_precision"] = float(await precision.single_turn_ascore(sample))
+            row["context_recall"] = float(await recall.single_turn_ascore(sample))
+        elif item.reference_contexts:  # a RAG question where the agent retrieved nothing
+            row["context_precision"], row["context_recall"] = 0.0, 0.0
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["id", *NON_LLM_METRICS])
+
+
+LLM_METRICS = ["faithfulness", "answer_relevancy", "agent_goal_accuracy"]
+
+
+class RagasEmbeddings:
+    """Our embedder (e5-small by default) behind RAGAS' embedding interface, for AnswerRelevancy."""
+
+    def __new__(cls, embedder: Any = None):
+        from ragas.embeddings.base import BaseRagasEmbedding
+
+        from toolroute.embeddings import get_embedder
+
+        inner = embedder or get_embedder()
+
+        class _Adapter(BaseRagasEmbedding):
+            def embed_text(self, text: str, **kwargs) -> list[float]:
+                return [float(x) for x in inner.embed_queries([text])[0]]
+
+            async def aembed_text(self, text: str, **kwargs) -> list[float]:
+                return self.embed_text(text)
+
+        return _Adapter()
+
+
+def judge_llm(base_url: str, model: str, api_key: str = "local", timeout: float = 300.0, max_tokens: int = 1024):
+    """A RAGAS LLM (instructor over an OpenAI-compatible server) for the judged metrics."""
+    from openai import AsyncOpenAI
+    from ragas.llms import llm_factory
+
+    client = AsyncOpenAI(base_url=base_url, api_key=api_key or "local", timeout=timeout, max_retries=0)
+    return llm_factory(model, client=client, temperature=0.0, max_tokens=max_tokens)
+
+
+def score_with_llm(runs: pd.DataFrame, items: Sequence[EvalItem], llm: Any, embeddings: Any = None,
+                   metrics: Sequence[str] = tuple(LLM_METRICS), progress: bool = True) -> pd.DataFrame:
+    """The judged metrics per row; columns `<metric>` (NaN when not applicable or failed) and
+    `<metric>_status` ("ok", "n/a", or "failed: <reason>")."""
+    unknown = sorted(set(metrics) - set(LLM_METRICS))
+    if unknown:
+        raise ValueError(f"llm_metrics: unknown metric(s) {unknown}; known: {LLM_METRICS}")
+    return _run_async(_score_with_llm(runs, {i.id: i for i in items}, llm, embeddings, list(metrics), progress))
+
+
+async def _score_with_llm(runs, items, llm, embeddings, metrics, progress) -> pd.DataFrame:
+    from ragas.metrics.collections import AgentGoalAccuracyWithReference, AnswerRelevancy, Faithfulness
+    from tqdm.auto import tqdm
+
+    scorers: dict[str, Callable] = {}
+    if "faithfulness" in metrics:
+        faith = Faithfulness(llm=llm)
+        scorers["faithfulness"] = lambda run, item: (
+            faith.ascore(user_input=run["user"], response=run["answer"], retrieved_contexts=list(run["retrieved_contexts"]))
+            if run["answer"] and len(run["retrieved_contexts"]) else None)
+    if "answer_relevancy" in metrics:
+        relevancy = AnswerRelevancy(llm=llm, embeddings=embeddings if embeddings is not None else RagasEmbeddings())
+        scorers["answer_relevancy"] = lambda run, item: (
+            relevancy.ascore(user_input=run["user"], response=run["answer"]) if run["answer"] else None)
+    if "agent_goal_accuracy" in metrics:
+        goal = AgentGoalAccuracyWithReference(llm=llm)
+        scorers["agent_goal_accuracy"] = lambda run, item: (
+            goal.ascore(user_input=ragas_messages(run["user"], run["tool_log"], run["answer"]),
+                        reference=item.reference_text) if item.kind == "scenario" else None)
+    rows = []
+    bar = tqdm(total=len(runs) * len(scorers), desc="LLM judgements", disable=not progress)
+    for _, run in runs.iterrows():
+        item = items[run["id"]]
+        row: dict[str, Any] = {"id": run["id"]}
+        for name, make in scorers.items():
+            coro = make(run, item)
+            if coro is None:
+                row[name], row[f"{name}_status"] = math.nan, "n/a"
+            else:
+                try:
+                    row[name], row[f"{name}_status"] = _value(await coro), "ok"
+                except Exception as exc:  # noqa: BLE001 - a failed judgement is counted, not hidden
+                    row[name], row[f"{name}_status"] = math.nan, f"failed: {type(exc).__name__}: {str(exc)[:200]}"
+            bar.update(1)
+        rows.append(row)
+    bar.close()
+    return pd.DataFrame(rows)
+
+
+# --- tables -------------------------------------------------------------------------------------------------
+
+def judge_failures(judged: pd.DataFrame) -> pd.DataFrame:
+    """Per judged metric: attempted, ok, failed, not applicable."""
+    rows = []
+    for col in [c for c in judged.columns if c.endswith("_status")]:
+        status = judged[col].astype(str)
+        rows.append({"metric": col[: -len("_status")], "attempted": int((status != "n/a").sum()),
+                     "ok": int((status == "ok").sum()), "failed": int(status.str.startswith("failed").sum()),
+                     "not_applicable": int((status == "n/a").sum())})
+    return pd.DataFrame(rows, columns=["metric", "attempted", "ok", "failed", "not_applicable"])
+
+
+def metric_columns(frame: pd.DataFrame) -> list[str]:
+    return [c for c in NON_LLM_METRICS + LLM_METRICS if c in frame.columns]
+
+
+def summary_by_kind(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean of every metric per kind, with n (rows where the metric applied) in brackets' own column."""
+    rows = []
+    for kind, group in scores.groupby("kind", sort=False):
+        row: dict[str, Any] = {"kind": kind, "turns": len(group)}
+        for m in metric_columns(scores):
+            values = pd.to_numeric(group[m], errors="coerce")
+            row[m] = values.mean() if values.notna().any() else math.nan
+            row[f"n_{m}"] = int(values.notna().sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summary_by_conversation(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario (conversation): mean of each metric over its turns."""
+    part = scores[scores["kind"] == "scenario"]
+    if part.empty:
+        return pd.DataFrame()
+    cols = metric_columns(part)
+    table = part.groupby("conversation", sort=True)[cols].mean(numeric_only=True)
+    table.insert(0, "turns", part.groupby("conversation").size())
+    return table.reset_index()
+
+
+def metric_plot(scores: pd.DataFrame, path: str | Path | None = None):
+    """One panel per metric: the distribution per kind (dots) and its mean (bar)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = [m for m in metric_columns(scores) if pd.to_numeric(scores[m], errors="coerce").notna().any()]
+    kinds = [k for k in KINDS if k in set(scores["kind"])]
+    ncols = min(4, max(1, len(cols)))
+    nrows = max(1, math.ceil(len(cols) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.2 * nrows), squeeze=False)
+    for ax, metric in zip(axes.flat, cols):
+        for i, kind in enumerate(kinds):
+            values = pd.to_numeric(scores.loc[scores["kind"] == kind, metric], errors="coerce").dropna()
+            if values.empty:
+                continue
+            ax.bar(i, values.mean(), color=f"C{i}", alpha=0.35)
+            jitter = [(j % 7 - 3) * 0.04 for j in range(len(values))]
+            ax.scatter([i + x for x in jitter], values, s=8, color=f"C{i}")
+            ax.text(i, 1.04, f"n={len(values)}", ha="center", fontsize=7)
+        ax.set_xticks(range(len(kinds)))
+        ax.set_xticklabels(kinds, fontsize=8)
+        ax.set_ylim(-0.05, 1.12)
+        ax.set_title(metric, fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    for ax in list(axes.flat)[len(cols):]:
+        ax.axis("off")
+    fig.suptitle("RAGAS metrics per item kind (bar = mean, dots = items)")
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    return fig
+
+
+def findings(scores: pd.DataFrame, runs: pd.DataFrame, judged: pd.DataFrame | None = None) -> list[str]:
+    """Markdown lines with the headline numbers per kind, computed from the tables."""
+    lines = []
+    table = summary_by_kind(scores).set_index("kind")
+    for kind in [k for k in KINDS if k in table.index]:
+        row = table.loc[kind]
+        parts = [f"{m} {row[m]:.3f} (n={int(row[f'n_{m}'])})" for m in metric_columns(scores)
+                 if f"n_{m}" in row and row[f"n_{m}"] > 0]
+        lines.append(f"- **{kind}** ({int(row['turns'])} turns): " + ", ".join(parts) + ".")
+    errors = int((runs["error"].astype(str) != "").sum())
+    no_answer = int((runs["answer"].astype(str).str.strip() == "").sum())
+    lines.append(f"- Agent: {errors} turn(s) ended in an error, {no_answer} without an answer; median "
+                 f"{runs['prompt_tokens'].median():.0f} prompt tokens and {runs['seconds'].median():.1f} s per turn.")
+    if judged is not None and len(judged):
+        fails = judge_failures(judged)
+        lines.append("- Judge: " + ", ".join(f"{r.metric} {r.ok}/{r.attempted} parsed ({r.failed} failed)"
+                                             for r in fails.itertuples()) + ".")
+    else:
+        lines.append("- No judge ran: faithfulness, answer relevancy and goal accuracy are not reported.")
+    return lines

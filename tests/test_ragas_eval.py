@@ -1,0 +1,178 @@
+"""RAGAS evaluation (notebook 04): items, conversion to RAGAS messages, the metrics without an LLM on
+hand-made runs with known answers, judge failures counted, and the report's gathering."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from toolroute.experiments import ragas_eval, report
+from toolroute.experiments.ragas_eval import EvalItem, build_items, ragas_messages, score_without_llm
+
+
+def _run(item: EvalItem, log: list[dict[str, Any]], answer: str) -> dict[str, Any]:
+    return {"kind": item.kind, "id": item.id, "conversation": item.conversation, "user": item.user,
+            "tool_log": log, "answer": answer, "retrieved_contexts": ragas_eval.retrieved_passages(log)}
+
+
+def test_every_rag_question_has_reference_chunks_that_hold_its_answer():
+    items = ragas_eval.rag_items()
+    assert len(items) == 92
+    missing = [i.id for i in items if not i.reference_contexts]
+    assert not missing, f"no chunk of the default ingest holds the answer of {missing}"
+    for item in items:
+        phrase = "".join(item.facts[0].split())
+        assert any(phrase in "".join(c.split()) for c in item.reference_contexts), item.id
+        assert item.reference_calls[0][0] in ragas_eval.RAG_TOOLS and not item.with_args
+
+
+def test_scenario_items_keep_gold_arguments_and_conversations():
+    items = ragas_eval.scenario_items()
+    assert len(items) == 46 and len({i.conversation for i in items}) == 12
+    first = next(i for i in items if i.reference_calls)
+    assert first.with_args and isinstance(first.reference_calls[0][1], dict)
+
+
+def test_messages_carry_every_tool_call_in_order():
+    log = [{"name": "premium_estimate", "args": {"age": 70}, "result": {"premium": 262000}},
+           {"name": "product_get", "args": {"product": "A"}, "result": "text"}]
+    messages = ragas_messages("질문", log, "답변")
+    calls = [c.name for m in messages if getattr(m, "tool_calls", None) for c in m.tool_calls]
+    assert calls == ["premium_estimate", "product_get"]
+    assert [type(m).__name__ for m in messages] == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage",
+                                                    "ToolMessage", "AIMessage"]
+    assert messages[1].tool_calls[0].args == {"age": 70} and "262000" in messages[2].content
+    assert ragas_messages("질문", log, "답변", with_args=False)[1].tool_calls[0].args == {}
+
+
+def test_metrics_without_llm_on_known_runs():
+    item = EvalItem(kind="scenario", id="s-1", conversation="s", user="70세 남성 보험료",
+                    reference_calls=[("premium_estimate", {"age": 70, "sex": "남성"})], facts=["262,000원"])
+    perfect = _run(item, [{"name": "premium_estimate", "args": {"age": 70, "sex": "남성"}, "result": {}}],
+                   "월 보험료는 262,000원입니다.")
+    wrong_args = {**perfect, "id": "s-2", "tool_log": [{"name": "premium_estimate", "args": {"age": 60, "sex": "남성"},
+                                                        "result": {}}], "answer": "모르겠습니다."}
+    items = [item, EvalItem(**{**item.__dict__, "id": "s-2"})]
+    scores = score_without_llm(pd.DataFrame([perfect, wrong_args]), items).set_index("id")
+    assert scores.loc["s-1", "tool_call_accuracy"] == 1.0 and scores.loc["s-1", "tool_call_f1"] == 1.0
+    assert scores.loc["s-1", "fact_presence"] == 1.0 and scores.loc["s-1", "chrf"] > 0.5
+    assert scores.loc["s-2", "tool_call_accuracy"] < 1.0 and scores.loc["s-2", "tool_call_f1"] == 0.0
+    assert scores.loc["s-2", "tool_name_f1"] == 1.0  # the right tool, wrong arguments
+    assert scores.loc["s-2", "fact_presence"] == 0.0
+    assert math.isnan(scores.loc["s-1", "context_recall"])  # no passages: not applicable
+
+
+def test_context_metrics_and_no_call_rows():
+    chunk = "계약자는 보험료 납입 연체로 해지된 계약을 해지된 날부터 3년 이내에 부활을 청약할 수 있습니다."
+    rag = EvalItem(kind="rag", id="r-1", conversation="r-1", user="부활 기한?", with_args=False,
+                   reference_calls=[("rag_terms_query_engine", {})], facts=["3년 이내"], reference_contexts=[chunk])
+    found = [{"name": "rag_terms_query_engine", "args": {"query": "부활"}, "result": {"passages": [{"text": chunk}]}}]
+    other = [{"name": "rag_terms_query_engine", "args": {"query": "부활"},
+              "result": {"passages": [{"text": "청약철회는 보험증권을 받은 날부터 15일 이내에 할 수 있습니다."}]}}]
+    no_call = EvalItem(kind="query", id="q-1", conversation="q-1", user="오늘 날씨 어때?", with_args=False)
+    called = EvalItem(kind="query", id="q-2", conversation="q-2", user="오늘 날씨 어때?", with_args=False)
+    items = [rag, EvalItem(**{**rag.__dict__, "id": "r-2"}), EvalItem(**{**rag.__dict__, "id": "r-3"}), no_call, called]
+    runs = pd.DataFrame([_run(rag, found, "3년 이내입니다."), {**_run(rag, other, "15일"), "id": "r-2"},
+                         {**_run(rag, [], "모릅니다"), "id": "r-3"}, _run(no_call, [], "날씨는 안내할 수 없어요."),
+                         _run(called, [{"name": "product_get", "args": {}, "result": {}}], "...")])
+    scores = score_without_llm(runs, items).set_index("id")
+    assert scores.loc["r-1", "context_recall"] == 1.0 and scores.loc["r-1", "context_precision"] == pytest.approx(1.0)
+    assert scores.loc["r-2", "context_recall"] == 0.0
+    assert scores.loc["r-3", "context_recall"] == 0.0 and scores.loc["r-3", "tool_name_f1"] == 0.0
+    assert scores.loc["q-1", "tool_name_f1"] == 1.0 and scores.loc["q-2", "tool_name_f1"] == 0.0
+    assert math.isnan(scores.loc["q-1", "tool_call_accuracy"])  # no gold arguments for query rows
+
+
+def test_failed_judgements_are_counted_not_hidden():
+    from ragas.llms.base import InstructorBaseRagasLLM
+
+    class BrokenJudge(InstructorBaseRagasLLM):
+        def __init__(self):
+            pass
+
+        def generate(self, prompt, response_model):
+            raise ValueError("the judge's output does not parse")
+
+        async def agenerate(self, prompt, response_model):
+            raise ValueError("the judge's output does not parse")
+
+    item = EvalItem(kind="scenario", id="s-1", conversation="s", user="질문", facts=["사실"])
+    rag = EvalItem(kind="rag", id="r-1", conversation="r", user="질문", reference_contexts=["근거"])
+    runs = pd.DataFrame([_run(item, [], "답"),
+                         _run(rag, [{"name": "rag_terms_query_engine", "args": {}, "result": {"passages": [{"text": "근거"}]}}], "답")])
+
+    judged = ragas_eval.score_with_llm(runs, [item, rag], BrokenJudge(), embeddings=ragas_eval.RagasEmbeddings(_FakeEmbedder()),
+                                       progress=False)
+    table = ragas_eval.judge_failures(judged).set_index("metric")
+    assert table.loc["faithfulness", "attempted"] == 1 and table.loc["faithfulness", "failed"] == 1
+    assert table.loc["faithfulness", "not_applicable"] == 1  # the scenario turn retrieved nothing
+    assert table.loc["agent_goal_accuracy", "failed"] == 1 and table.loc["answer_relevancy", "failed"] == 2
+    assert judged["agent_goal_accuracy_status"].str.contains("does not parse").any()
+    assert judged[["faithfulness", "answer_relevancy", "agent_goal_accuracy"]].isna().all().all()
+    with pytest.raises(ValueError, match="unknown metric"):
+        ragas_eval.score_with_llm(runs, [item, rag], BrokenJudge(), metrics=["faithfullness"])
+
+
+class _FakeEmbedder:
+    def embed_queries(self, texts):
+        import numpy as np
+
+        return np.ones((len(texts), 4))
+
+
+class _RecordingAgent:
+    def __init__(self):
+        self.threads: list[tuple[str, str]] = []
+
+    def ask(self, question: str, thread_id: str):
+        self.threads.append((question, thread_id))
+        if question == "boom":
+            raise RuntimeError("server down")
+        return {"answer": f"답: {question}", "tool_log": [], "llm_calls": 1, "prompt_tokens": 10}
+
+
+def test_run_items_keeps_conversations_in_one_thread_and_failures_as_rows():
+    items = [EvalItem("scenario", "S-t1", "S", "첫 질문"), EvalItem("scenario", "S-t2", "S", "이어서"),
+             EvalItem("query", "q1", "q1", "boom"), EvalItem("query", "q2", "q2", "다른 질문")]
+    agent = _RecordingAgent()
+    runs = ragas_eval.run_items(agent, items, progress=False)
+    threads = [t for _, t in agent.threads]
+    assert threads[0] == threads[1] and len(set(threads)) == 3
+    assert runs.set_index("id").loc["q1", "error"] == "RuntimeError: server down"
+    assert list(runs["answer"])[-1] == "답: 다른 질문"
+
+
+def test_bad_selection_is_named_before_any_model():
+    with pytest.raises(ValueError, match="scenario_ids: unknown"):
+        build_items(scenario_ids=["S99"], rag_ids=[], query_split="")
+    with pytest.raises(ValueError, match="rag_ids: unknown"):
+        build_items(scenario_ids=[], rag_ids=["r999"], query_split="")
+    with pytest.raises(ValueError, match="query_split: no split 'tset'"):
+        build_items(scenario_ids=[], rag_ids=[], query_split="tset")
+    with pytest.raises(ValueError, match="selection is empty"):
+        build_items(scenario_ids=[], rag_ids=[], query_split="")
+    items = build_items(scenario_ids=["S1"], rag_ids=[], query_split="test", query_limit=5)
+    assert [i.kind for i in items].count("query") == 5 and {i.conversation for i in items if i.kind == "scenario"} == {"S1"}
+
+
+def test_report_reads_a_run_and_sets_ours_beside_the_seed(tmp_path):
+    folder = tmp_path / "02_toolcard_ablation"
+    folder.mkdir()
+    row = {"arm_label": "hybrid:e5-small:multi/top2", "hit@1": 0.86, "hit@1_lo": 0.81, "hit@1_hi": 0.90,
+           "recall@5": 0.978, "mrr": 0.918, "no_call_accuracy": 0.868, "false_no_call_rate": 0.022}
+    pd.DataFrame([row]).to_csv(folder / "ablation_test.csv", index=False)
+    run = report.load_run(tmp_path)
+    assert set(run.missing) == {"01_ingest", "03_step_limits", "04_ragas_eval"}
+    head = report.headline(run, "hybrid:e5-small:multi/top2",
+                           {"saving_top5_vs_all": 0.91, "queries": 5}).set_index("metric")
+    assert head.loc["Hit@1", "toolroute"] == 0.86 and head.loc["Hit@1", "seed 002"] == 0.969
+    assert head.loc["Hit@1", "95% CI"] == "[0.810, 0.900]"
+    assert head.loc["prompt-token saving, top-5 vs all 54 tools", "seed 002"] == 0.90
+    with pytest.raises(ValueError, match="default_arm"):
+        report.headline(run, "dense:nope")
+    assert report.step_limit_verdict(run) == ["03_step_limits is not in this run."]
+    with pytest.raises(FileNotFoundError):
+        report.load_run(tmp_path / "nope")
