@@ -49,3 +49,27 @@ def test_chroma_never_uses_its_downloading_default(chroma, e5):
         isinstance(reopened.configuration.get("embedding_function"), ToolrouteEmbeddingFunction)
     reopened.add(ids=["c"], documents=["청구 서류"])
     assert len(reopened.get(ids=["c"], include=["embeddings"])["embeddings"][0]) == 384
+
+
+def test_a_repeated_single_query_is_embedded_once():
+    """The input guardrail and the router embed the same turn: the second call must not reach the model."""
+    import numpy as np
+
+    from toolroute.embeddings import E5SmallEmbedder
+
+    e5 = E5SmallEmbedder()
+    calls = []
+    inner = e5._embed_queries
+    e5._embed_queries = lambda texts: calls.append(list(texts)) or inner(texts)
+    first = e5.embed_queries(["부활 조건 알려줘"])
+    second = e5.embed_queries(["부활 조건 알려줘"])
+    assert calls == [["부활 조건 알려줘"]] and np.array_equal(first, second)
+    second[0, 0] = 99.0  # callers get copies: the remembered vector stays intact
+    assert e5.embed_queries(["부활 조건 알려줘"])[0, 0] == first[0, 0]
+    e5.embed_queries(["a", "b"])  # batches are not cached
+    e5.embed_queries(["a", "b"])
+    assert calls[-2:] == [["a", "b"], ["a", "b"]]
+    for i in range(E5SmallEmbedder._RECENT + 1):
+        e5.embed_queries([f"질문 {i}"])
+    e5.embed_queries(["부활 조건 알려줘"])  # evicted by then: embedded again
+    assert calls[-1] == ["부활 조건 알려줘"]

