@@ -34,15 +34,15 @@ def main() -> None:
 def pre_llm_latency(gate, router, queries: list[str]) -> dict:
     """ms per turn with the guardrail's query embedding reused by the router (the default) and with
     both embedding it (the remembered vectors cleared in between), interleaved so load hits both."""
-    recent = router.dense.embedder.__dict__.setdefault("_recent", {})
+    embedder = router.dense.embedder
 
     def turn(query: str, share: bool) -> float:
-        recent.clear()
+        embedder.forget_queries()
         start = time.perf_counter()
         l1_violation(query)
         gate.in_domain(query)
         if not share:
-            recent.clear()
+            embedder.forget_queries()
         router.route(query)
         return (time.perf_counter() - start) * 1000
 

