@@ -5,6 +5,12 @@ from toolroute.cards import Catalog, ToolCard
 from toolroute.index import IndexStrategy, ToolIndex, card_records
 
 
+@pytest.fixture
+def chroma(chroma_both):
+    """Every test here runs on the embedded store and on a Chroma server (`chroma run`)."""
+    return chroma_both
+
+
 def _catalog(n=6, edit=None):
     cards = {}
     for i in range(n):

@@ -14,6 +14,12 @@ ARTICLE = ("회사는 피보험자가 보험기간 중 암으로 진단확정된
 ITEMS = "1. 암진단비: 3,000만원을 지급합니다.\n2. 입원비: 1일당 5만원을 지급합니다.\n가. 통원비는 1회당 2만원입니다."
 
 
+@pytest.fixture
+def chroma(chroma_both):
+    """Every test here runs on the embedded store and on a Chroma server (`chroma run`)."""
+    return chroma_both
+
+
 def _sections(n=3):
     return [(f"제{i}조 (보험금의 지급 {i})", f"{ARTICLE}\n{ITEMS}\n\n제{i}조의 내용은 여기까지입니다.") for i in range(1, n + 1)]
 

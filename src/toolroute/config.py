@@ -30,6 +30,10 @@ def default_embedder() -> str:
     return os.environ.get("TOOLROUTE_EMBEDDER", "e5-small")
 
 
+class ChromaUnavailable(RuntimeError):
+    """The configured Chroma server does not answer (nothing was read or written)."""
+
+
 def chroma_url() -> str | None:
     """A Chroma server URL (`TOOLROUTE_CHROMA_URL`); None means the embedded PersistentClient."""
     return os.environ.get("TOOLROUTE_CHROMA_URL") or None

@@ -25,7 +25,7 @@ from chromadb.errors import NotFoundError
 from tqdm.auto import tqdm
 
 from toolroute.cards import Catalog, ToolCard
-from toolroute.config import chroma_url, data_dir
+from toolroute.config import ChromaUnavailable, chroma_url, data_dir
 from toolroute.embeddings import Embedder, ToolrouteEmbeddingFunction, get_embedder
 
 FIELDS = ("purpose", "when_to_use", "tags", "when_not_to_use")
@@ -91,6 +91,15 @@ def card_records(card: ToolCard, strategy: IndexStrategy) -> list[Record]:
     return records
 
 
+def _write_records(write, records: list[Record], vectors: dict, hashes: dict[str, str]) -> None:
+    """`collection.add` or `.upsert` in chunks Chroma accepts, with the card hash in each record's metadata."""
+    for i in range(0, len(records), MAX_ADD):
+        chunk = records[i:i + MAX_ADD]
+        write(ids=[r.id for r in chunk], documents=[r.document for r in chunk],
+              embeddings=[np.asarray(vectors[r.id], dtype=np.float32) for r in chunk],
+              metadatas=[{"tool": r.tool, "field": r.field, "card_hash": hashes[r.tool]} for r in chunk])
+
+
 @dataclass
 class BuildReport:
     collection: str
@@ -101,14 +110,32 @@ class BuildReport:
     rebuilt: bool
 
 
+def server_client(url: str):
+    """A client of the Chroma server at `url` (`http://host:port`), or ChromaUnavailable naming it."""
+    m = re.match(r"^(?:(https?)://)?([^:/\s]+)(?::(\d+))?/?$", url.strip())
+    if m is None:
+        raise ChromaUnavailable(f"TOOLROUTE_CHROMA_URL={url!r} is not a server address (expected http://host:port)")
+    host, port = m.group(2), int(m.group(3) or 8000)
+    settings = Settings(anonymized_telemetry=False, allow_reset=False)
+    try:
+        return chromadb.HttpClient(host=host, port=port, ssl=m.group(1) == "https", settings=settings)
+    except Exception as exc:  # chromadb raises ValueError("Could not connect …") or transport errors
+        raise ChromaUnavailable(
+            f"the Chroma server at {url} (TOOLROUTE_CHROMA_URL) does not answer: {exc}. Start it with "
+            f"`chroma run --path <folder> --host {host} --port {port}`, or unset TOOLROUTE_CHROMA_URL "
+            f"to use the embedded store in {data_dir() / 'chroma'}"
+        ) from None
+
+
 def open_client(path: str | Path | None = None):
-    """A Chroma server client when `TOOLROUTE_CHROMA_URL` is set, else an embedded PersistentClient."""
+    """A Chroma server client when `TOOLROUTE_CHROMA_URL` is set, else an embedded PersistentClient.
+
+    An explicit `path` always means an embedded store (tests, sweeps that keep their own index).
+    """
     settings = Settings(anonymized_telemetry=False, allow_reset=False)
     url = chroma_url()
     if url and path is None:
-        m = re.match(r"^(?:(https?)://)?([^:/]+)(?::(\d+))?", url)
-        host, port = m.group(2), int(m.group(3) or 8000)
-        return chromadb.HttpClient(host=host, port=port, ssl=m.group(1) == "https", settings=settings)
+        return server_client(url)
     path = Path(path) if path is not None else data_dir() / "chroma"
     path.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(path), settings=settings)
@@ -207,14 +234,7 @@ class ToolIndex:
                 vectors[r.id] = vec
             bar.update(len(chunk))
         bar.close()
-        for i in range(0, len(records), MAX_ADD):
-            chunk = records[i:i + MAX_ADD]
-            new.add(
-                ids=[r.id for r in chunk],
-                documents=[r.document for r in chunk],
-                embeddings=[np.asarray(vectors[r.id], dtype=np.float32) for r in chunk],
-                metadatas=[{"tool": r.tool, "field": r.field, "card_hash": hashes[r.tool]} for r in chunk],
-            )
+        _write_records(new.add, records, vectors, hashes)
         new.modify(metadata={**(new.metadata or {}), "complete": True})
         self._collection, self._count = new, None
         for _, old_name, _ in self._generations():
@@ -222,6 +242,53 @@ class ToolIndex:
                 self.client.delete_collection(old_name)
         return BuildReport(name, len(records), len(to_embed), len(records) - len(to_embed),
                            time.perf_counter() - start, True)
+
+    def sync(self, catalog: Catalog, progress: bool = False) -> BuildReport:
+        """Bring the live collection in line with `catalog` in place: a card edit, a tool added or removed.
+
+        Unlike `build` (a new generation, copying every vector), only the changed tools' records are
+        written: new and edited cards are upserted (unchanged record texts keep their vectors), then
+        the records of removed tools and dropped examples are deleted, so a removed tool stops being
+        found as soon as this returns. Between the two calls a search may see a changed tool's old
+        and new records together; other tools are never affected.
+        """
+        start = time.perf_counter()
+        self.catalog = catalog
+        if self._live_name() is None:
+            return self.build(progress=progress)
+        col = self.collection
+        got = col.get(include=["metadatas", "documents"])
+        stored_hash: dict[str, str] = {}
+        stored_doc: dict[str, str] = {}
+        by_tool: dict[str, list[str]] = {}
+        for rid, meta, doc in zip(got["ids"], got["metadatas"], got["documents"]):
+            tool = (meta or {}).get("tool") or rid.split("::", 1)[0]
+            stored_hash[tool] = (meta or {}).get("card_hash", "")
+            stored_doc[rid] = doc
+            by_tool.setdefault(tool, []).append(rid)
+        changed = [card for card in catalog if stored_hash.get(card.name) != self._card_hash(card)]
+        removed = [tool for tool in by_tool if tool not in catalog]
+        records = [r for card in changed for r in card_records(card, self.strategy)]
+        keep_vectors = [r.id for r in records if stored_doc.get(r.id) == r.document]
+        vectors: dict[str, list[float]] = {}
+        if keep_vectors:
+            old = col.get(ids=keep_vectors, include=["embeddings"])
+            vectors.update(zip(old["ids"], old["embeddings"]))
+        to_embed = [r for r in records if r.id not in vectors]
+        if to_embed:
+            for r, vec in zip(to_embed, self.embedder.embed_passages([r.document for r in to_embed])):
+                vectors[r.id] = vec
+        hashes = {card.name: self._card_hash(card) for card in changed}
+        _write_records(col.upsert, records, vectors, hashes)
+        current = {r.id for r in records}
+        stale = [rid for card in changed for rid in by_tool.get(card.name, []) if rid not in current]
+        stale += [rid for tool in removed for rid in by_tool[tool]]
+        for i in range(0, len(stale), MAX_ADD):
+            col.delete(ids=stale[i:i + MAX_ADD])
+        self._count = None
+        total = len(got["ids"]) + len([r for r in records if r.id not in stored_doc]) - len(stale)
+        return BuildReport(col.name, total, len(to_embed), total - len(to_embed), time.perf_counter() - start,
+                           bool(changed or removed))
 
     # ----- search ------------------------------------------------------------------------
     def search_vectors(self, query_vectors: np.ndarray) -> list[list[tuple[str, float]]]:

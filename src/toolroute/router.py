@@ -7,6 +7,7 @@ so any two can be evaluated, fused or compared on the same queries.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
@@ -84,6 +85,18 @@ class ToolRouter:
 
     def build(self, progress: bool = True):
         return self.dense.build(progress=progress) if self.dense else None
+
+    def update_catalog(self, catalog: Catalog) -> dict:
+        """Switch to an edited catalogue in place: changed cards re-embedded, removed tools' vectors
+        deleted, BM25 rebuilt. The no-call rule is kept (refit it when many cards change)."""
+        start = time.perf_counter()
+        report = self.dense.sync(catalog) if self.dense else None
+        dense_seconds = time.perf_counter() - start
+        if self.bm25 is not None:
+            self.bm25 = BM25ToolIndex(catalog, fields=self.strategy.fields)
+        self.catalog = catalog
+        return {"tools": len(catalog), "records_embedded": report.embedded if report else 0,
+                "dense_seconds": dense_seconds, "seconds": time.perf_counter() - start}
 
     def route(self, query: str) -> RouteResult:
         return self.route_many([query])[0]
