@@ -10,9 +10,10 @@ import json
 import sys
 
 from toolroute.cards import CatalogError
-from toolroute.config import toolcards_dir
+from toolroute.config import ChromaUnavailable, toolcards_dir
 from toolroute.embeddings import offline_env
 from toolroute.evaluation.queries import QueryFileError
+
 
 EXIT_BAD_INPUT = 2
 
@@ -113,6 +114,91 @@ def cmd_cards_validate(args) -> int:
     return 0
 
 
+def _card_store(args):
+    from toolroute.cardstore import CardStore
+    from toolroute.domains import tool_names
+
+    folder = args.catalog
+    expected = tool_names(folder.rstrip("/").split("/")[-1]) if "/toolcards/" in f"/{folder}" else None
+    return CardStore(folder, args.store, expected)
+
+
+def _card_changes(args) -> dict:
+    changes: dict = {}
+    if args.purpose:
+        changes["purpose"] = args.purpose
+    for flag, key in (("add_example", "+when_to_use"), ("remove_example", "-when_to_use"),
+                      ("add_not", "+when_not_to_use"), ("remove_not", "-when_not_to_use")):
+        if getattr(args, flag):
+            changes[key] = getattr(args, flag)
+    if args.tags is not None:
+        changes["tags"] = [t.strip() for t in args.tags.split(",") if t.strip()]
+    if not changes:
+        raise ValueError("no change given (use --purpose, --add-example, --remove-example, --add-not, --remove-not or --tags)")
+    return changes
+
+
+def cmd_cards_edit(args) -> int:
+    store = _card_store(args)
+    expected = args.expect_version if args.expect_version is not None else store.card_version(args.name)
+    version = store.edit(args.name, _card_changes(args), expected, author=args.author, message=args.message)
+    print(f"{store.path}: version {version.number} saved ({args.name}, by {version.author})")
+    return 0
+
+
+def cmd_cards_history(args) -> int:
+    store = _card_store(args)
+    versions = store.history(args.name)
+    print(f"{store.path}: {len(versions)} version(s); 0 is the YAML in {store.catalog_dir}")
+    for v in versions:
+        print(f"  {v.number:>4}  {v.time}  {v.author:<12} {v.kind:<8} {', '.join(v.cards)}  {v.message}")
+    return 0
+
+
+def cmd_cards_diff(args) -> int:
+    store = _card_store(args)
+    changes = store.diff(args.a, args.b)
+    print(f"version {args.a} → {args.b if args.b is not None else store.head}: {len(changes)} field(s) differ")
+    for change in changes:
+        print(f"{change.card}.{change.field}")
+        print("\n".join(change.lines()))
+    return 0
+
+
+def cmd_cards_rollback(args) -> int:
+    store = _card_store(args)
+    version = store.rollback(args.version, author=args.author, message=args.message or "")
+    print(f"{store.path}: version {version.number} restores version {args.version} ({', '.join(version.cards)})")
+    return 0
+
+
+def cmd_cards_export(args) -> int:
+    store = _card_store(args)
+    for path in store.export(args.folder, args.version):
+        print(path)
+    return 0
+
+
+def cmd_cards_eval_change(args) -> int:
+    from toolroute.config import queries_path
+    from toolroute.evaluation.card_change import eval_change
+
+    store = _card_store(args)
+    if args.name:
+        before, after = store.catalog(), store.preview(args.name, _card_changes(args))
+    else:
+        before, after = store.catalog(args.from_version), store.catalog(args.to_version)
+    config = _router_config(args)
+    queries = args.queries or str(queries_path(store.base.name, "dev"))
+    report = eval_change(before, after, queries, config)
+    print(report.text())
+    if args.save and args.name:
+        version = store.edit(args.name, _card_changes(args), store.card_version(args.name), author=args.author,
+                             message=args.message or f"hit@1 {report.before['hit@1']:.3f}→{report.after['hit@1']:.3f} on {report.split}")
+        print(f"{store.path}: version {version.number} saved")
+    return 0
+
+
 def cmd_leakage(args) -> int:
     from toolroute.evaluation.leakage import NEAR_DUPLICATE, similar_pairs
     from toolroute.evaluation.queries import load_queries
@@ -164,6 +250,56 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("folder", nargs="?", default=str(toolcards_dir("insurance")))
     v.set_defaults(func=cmd_cards_validate)
 
+    def store_options(q, edit=False, catalog=True):
+        if catalog:
+            q.add_argument("--catalog", default=str(toolcards_dir("insurance")), help="the toolcards folder (version 0)")
+        q.add_argument("--store", default=None, help="override file (default: .toolroute/cardstore/<catalog>.overrides.json)")
+        if edit:
+            q.add_argument("--purpose")
+            q.add_argument("--add-example", action="append", help="append a when_to_use example (repeatable)")
+            q.add_argument("--remove-example", action="append")
+            q.add_argument("--add-not", action="append", help="append a when_not_to_use line ('… → other_tool')")
+            q.add_argument("--remove-not", action="append")
+            q.add_argument("--tags", help="replace the tags (comma-separated)")
+            q.add_argument("--author")
+            q.add_argument("-m", "--message", default="")
+
+    e = cards_sub.add_parser("edit", help="save an edit to one card as a new version")
+    e.add_argument("name")
+    e.add_argument("--expect-version", type=int, default=None,
+                   help="the card version you edited (refused if someone saved a newer one); default: the current")
+    store_options(e, edit=True)
+    e.set_defaults(func=cmd_cards_edit)
+    h = cards_sub.add_parser("history", help="list saved versions (of one card)")
+    h.add_argument("name", nargs="?")
+    store_options(h)
+    h.set_defaults(func=cmd_cards_history)
+    d = cards_sub.add_parser("diff", help="fields that differ between two versions")
+    d.add_argument("a", type=int)
+    d.add_argument("b", type=int, nargs="?")
+    store_options(d)
+    d.set_defaults(func=cmd_cards_diff)
+    r = cards_sub.add_parser("rollback", help="a new version equal to an earlier one")
+    r.add_argument("version", type=int)
+    r.add_argument("--author")
+    r.add_argument("-m", "--message", default="")
+    store_options(r)
+    r.set_defaults(func=cmd_cards_rollback)
+    x = cards_sub.add_parser("export", help="write the cards of a version as YAML (to promote edits)")
+    x.add_argument("folder")
+    x.add_argument("--version", type=int, default=None)
+    store_options(x)
+    x.set_defaults(func=cmd_cards_export)
+    c = cards_sub.add_parser("eval-change", help="dev-split metrics before/after an edit (or between two versions)")
+    c.add_argument("name", nargs="?", help="the card to edit (omit to compare --from/--to versions)")
+    c.add_argument("--from", dest="from_version", type=int, default=0)
+    c.add_argument("--to", dest="to_version", type=int, default=None)
+    c.add_argument("--queries", default=None, help="eval queries (default: the domain's dev split; test is refused)")
+    c.add_argument("--save", action="store_true", help="save the edit after printing the comparison")
+    _add_router_options(c)
+    c.set_defaults(func=cmd_cards_eval_change)
+    store_options(c, edit=True, catalog=False)
+
     p = sub.add_parser("leakage", help="exact and near-duplicate eval queries vs card examples")
     p.add_argument("queries", nargs="+")
     p.add_argument("--catalog", default=str(toolcards_dir("insurance")))
@@ -187,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (CatalogError, QueryFileError, ValueError, FileNotFoundError) as exc:
+    except (CatalogError, QueryFileError, ValueError, FileNotFoundError, ChromaUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 

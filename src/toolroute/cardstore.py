@@ -1,0 +1,334 @@
+"""CardStore: edits to ToolCards saved as versioned overrides on top of the YAML, with diff and rollback.
+
+The YAML under `toolcards/<domain>/` stays the authored source and is version 0. Every edit or
+rollback adds one version: who, when, why, and the full editable content of each card it touched,
+so any version can be rebuilt, compared with any other, or restored. The override file is
+rewritten atomically (temp file + rename) under a file lock. An edit states the card version it
+was made against; if someone saved a newer version of that card meanwhile, the edit is refused as
+a conflict instead of silently erasing theirs. A corrupt override file is moved aside and reported.
+"""
+
+from __future__ import annotations
+
+import difflib
+import getpass
+import json
+import os
+import tempfile
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+from filelock import FileLock
+from pydantic import ValidationError
+
+from toolroute.cards import Catalog, CatalogError, ToolCard, _pydantic_problems, load_catalog, validate_catalog
+from toolroute.config import data_dir
+
+EDITABLE_FIELDS = ("purpose", "when_to_use", "when_not_to_use", "tags")
+LIST_FIELDS = ("when_to_use", "when_not_to_use", "tags")
+FORMAT = 1
+
+
+class CardStoreError(ValueError):
+    """A request the store cannot carry out; nothing was written."""
+
+
+class CardConflict(CardStoreError):
+    """The card changed after the version the edit was based on."""
+
+
+class CardStoreWarning(UserWarning):
+    """Something in the override file was set aside (reported, never dropped silently)."""
+
+
+@dataclass(frozen=True)
+class Version:
+    """One saved change: the full editable fields of every card it touched (None = back to the YAML)."""
+
+    number: int
+    author: str
+    time: str
+    message: str
+    kind: str  # "edit" or "rollback"
+    cards: dict[str, dict[str, Any] | None]
+    based_on: dict[str, int] = field(default_factory=dict)  # card -> the card version the change was made against
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Version":
+        version = cls(int(data["number"]), str(data["author"]), str(data["time"]), str(data.get("message", "")),
+                      str(data["kind"]), dict(data["cards"]), {k: int(v) for k, v in (data.get("based_on") or {}).items()})
+        if version.kind not in ("edit", "rollback"):
+            raise ValueError(f"version {version.number}: unknown kind {version.kind!r}")
+        for name, fields in version.cards.items():
+            if fields is not None and (not isinstance(fields, dict) or set(fields) - set(EDITABLE_FIELDS)):
+                raise ValueError(f"version {version.number} card {name!r}: fields must be a subset of {EDITABLE_FIELDS}")
+        return version
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """How one field of one card differs between two versions."""
+
+    card: str
+    field: str
+    before: Any
+    after: Any
+
+    def lines(self) -> list[str]:
+        if self.field == "purpose":
+            return [f"  - {self.before}", f"  + {self.after}"]
+        before, after = list(self.before or ()), list(self.after or ())
+        return [f"  - {item}" for item in before if item not in after] + [f"  + {item}" for item in after if item not in before]
+
+
+def card_fields(card: ToolCard) -> dict[str, Any]:
+    return {name: (list(v) if isinstance(v := getattr(card, name), tuple) else v) for name in EDITABLE_FIELDS}
+
+
+def default_store_path(catalog_name: str) -> Path:
+    """`TOOLROUTE_CARDSTORE` (a folder) or `.toolroute/cardstore/`, one JSON file per catalogue."""
+    folder = Path(os.environ.get("TOOLROUTE_CARDSTORE", data_dir() / "cardstore"))
+    return folder / f"{catalog_name}.overrides.json"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _author(author: str | None) -> str:
+    if author:
+        return author
+    try:
+        return getpass.getuser()
+    except Exception:  # no login name in some containers
+        return "unknown"
+
+
+class CardStore:
+    """The cards of one catalogue folder plus their saved edits (see the module docstring)."""
+
+    def __init__(self, catalog_dir: str | Path, store_path: str | Path | None = None,
+                 expected_names: Iterable[str] | None = None):
+        self.catalog_dir = Path(catalog_dir)
+        self.expected_names = list(expected_names) if expected_names is not None else None
+        self.base = load_catalog(self.catalog_dir, self.expected_names)
+        self.path = Path(store_path) if store_path is not None else default_store_path(self.base.name)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = FileLock(str(self.path) + ".lock", timeout=30)
+        self.set_aside: list[Path] = []
+
+    # ----- the file ----------------------------------------------------------------------------
+    def _read(self) -> list[Version]:
+        """All versions, oldest first. Call with the lock held."""
+        if not self.path.exists():
+            return []
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("versions"), list):
+                raise ValueError(f"expected {{'format': {FORMAT}, 'versions': [...]}}")
+            versions = [Version.from_dict(v) for v in data["versions"]]
+            numbers = [v.number for v in versions]
+            if numbers != list(range(1, len(versions) + 1)):
+                raise ValueError(f"version numbers must run 1..{len(versions)}, got {numbers[:10]}")
+        except (ValueError, KeyError, TypeError) as exc:
+            aside = self.path.with_name(f"{self.path.stem}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}.json")
+            os.replace(self.path, aside)
+            self.set_aside.append(aside)
+            warnings.warn(f"{self.path}: corrupt override file ({exc}); moved to {aside} untouched, and the store "
+                          f"starts again from the YAML cards in {self.catalog_dir}", CardStoreWarning, stacklevel=3)
+            return []
+        unknown = sorted({name for v in versions for name in v.cards if name not in self.base})
+        if unknown:
+            warnings.warn(f"{self.path}: overrides for cards no longer in {self.catalog_dir} are kept in the file "
+                          f"but not applied: {', '.join(unknown)}", CardStoreWarning, stacklevel=3)
+        return versions
+
+    def _write(self, versions: list[Version]) -> None:
+        """Atomic: a reader sees the old file or the new one, never a half-written one."""
+        payload = {"format": FORMAT, "catalog": self.base.name, "catalog_dir": str(self.catalog_dir),
+                   "versions": [asdict(v) for v in versions]}
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(payload, f, ensure_ascii=False, indent=1)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def versions(self) -> list[Version]:
+        with self._lock:
+            return self._read()
+
+    # ----- reading -----------------------------------------------------------------------------
+    @property
+    def head(self) -> int:
+        """The newest version number (0 = the YAML as authored)."""
+        return len(self.versions())
+
+    def _check_version(self, version: int | None, versions: list[Version]) -> int:
+        if version is None:
+            return len(versions)
+        if not isinstance(version, int) or not 0 <= version <= len(versions):
+            raise CardStoreError(f"no version {version} in {self.path}: versions run from 0 (the YAML) to {len(versions)}")
+        return version
+
+    def _state(self, versions: list[Version], upto: int) -> dict[str, dict[str, Any]]:
+        state = {card.name: card_fields(card) for card in self.base}
+        for v in versions[:upto]:
+            for name, fields in v.cards.items():
+                if name in state:
+                    state[name] = dict(fields) if fields is not None else card_fields(self.base.cards[name])
+        return state
+
+    def _catalog_from(self, state: dict[str, dict[str, Any]], where: str) -> Catalog:
+        cards, problems = {}, []
+        for name, fields in state.items():
+            try:
+                cards[name] = ToolCard(name=name, **fields)
+            except ValidationError as err:
+                problems.extend(_pydantic_problems(err, f"{where} card '{name}'"))
+        if problems:
+            raise CatalogError(problems)
+        return Catalog(self.base.name, cards, dict(self.base.sources), self.base.authored)
+
+    def catalog(self, version: int | None = None) -> Catalog:
+        """The catalogue as of `version` (default: the newest), ready for a ToolRouter."""
+        versions = self.versions()
+        upto = self._check_version(version, versions)
+        return self._catalog_from(self._state(versions, upto), f"{self.path} version {upto}")
+
+    def card(self, name: str, version: int | None = None) -> ToolCard:
+        self._known(name)
+        return self.catalog(version).cards[name]
+
+    def card_version(self, name: str, versions: list[Version] | None = None) -> int:
+        """The last version that changed card `name` (0: as in the YAML). Pass it back to `edit`."""
+        self._known(name)
+        versions = self.versions() if versions is None else versions
+        return max((v.number for v in versions if name in v.cards), default=0)
+
+    def history(self, name: str | None = None) -> list[Version]:
+        if name is not None:
+            self._known(name)
+        return [v for v in self.versions() if name is None or name in v.cards]
+
+    def diff(self, a: int, b: int | None = None) -> list[FieldChange]:
+        """Every field that differs between versions `a` and `b` (default: the newest)."""
+        versions = self.versions()
+        a, b = self._check_version(a, versions), self._check_version(b, versions)
+        before, after = self._state(versions, a), self._state(versions, b)
+        return [FieldChange(name, f, before[name][f], after[name][f])
+                for name in self.base.names for f in EDITABLE_FIELDS if before[name][f] != after[name][f]]
+
+    def _known(self, name: str) -> None:
+        if name not in self.base:
+            close = difflib.get_close_matches(name, self.base.names, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise CardStoreError(f"unknown card '{name}' in {self.catalog_dir}{hint}")
+
+    # ----- changing ----------------------------------------------------------------------------
+    def apply_changes(self, name: str, changes: dict[str, Any], catalog: Catalog | None = None) -> ToolCard:
+        """The card with `changes` applied: `field` replaces, `+field` appends items, `-field` removes items."""
+        self._known(name)
+        current = card_fields((catalog or self.catalog()).cards[name])
+        for key, value in changes.items():
+            op, fname = (key[0], key[1:]) if key[:1] in "+-" else ("=", key)
+            if fname not in EDITABLE_FIELDS:
+                raise CardStoreError(f"card '{name}': unknown field '{fname}' (editable: {', '.join(EDITABLE_FIELDS)})")
+            if op != "=" and fname not in LIST_FIELDS:
+                raise CardStoreError(f"card '{name}': '{key}' adds or removes items, but '{fname}' is not a list")
+            if fname in LIST_FIELDS:
+                items = [value] if isinstance(value, str) else list(value)
+            else:
+                items = value
+            if op == "=":
+                current[fname] = items
+            elif op == "+":
+                current[fname] = current[fname] + [i for i in items if i not in current[fname]]
+            else:
+                missing = [i for i in items if i not in current[fname]]
+                if missing:
+                    raise CardStoreError(f"card '{name}' field '{fname}': cannot remove {missing!r}, not present")
+                current[fname] = [i for i in current[fname] if i not in items]
+        try:
+            return ToolCard(name=name, **current)
+        except ValidationError as err:
+            raise CatalogError(_pydantic_problems(err, f"card '{name}' (edit not saved)")) from None
+
+    def preview(self, name: str, changes: dict[str, Any]) -> Catalog:
+        """The newest catalogue with `changes` applied to card `name`, validated, not saved."""
+        catalog = self.catalog()
+        card = self.apply_changes(name, changes, catalog)
+        return self._validated({**catalog.cards, name: card})
+
+    def _validated(self, cards: dict[str, ToolCard]) -> Catalog:
+        catalog = Catalog(self.base.name, dict(cards), dict(self.base.sources), self.base.authored)
+        problems = validate_catalog(catalog, self.expected_names)
+        if problems:
+            raise CatalogError([f"{p} (edit not saved)" for p in problems])
+        return catalog
+
+    def edit(self, name: str, changes: dict[str, Any], expected_version: int, author: str | None = None,
+             message: str = "") -> Version:
+        """Save `changes` to card `name`, made against `expected_version` of that card (see `card_version`)."""
+        self._known(name)
+        with self._lock:
+            versions = self._read()
+            current = self.card_version(name, versions)
+            if expected_version != current:
+                newer = next(v for v in versions if v.number == current) if current else None
+                who = f" by {newer.author} at {newer.time} ({newer.message or 'no message'})" if newer else ""
+                raise CardConflict(
+                    f"card '{name}' is at version {current}{who}, but the edit was made against version "
+                    f"{expected_version}; nothing saved. Reload the card, re-apply the edit, and pass "
+                    f"expected_version={current}")
+            catalog = self._catalog_from(self._state(versions, len(versions)), str(self.path))
+            card = self.apply_changes(name, changes, catalog)
+            self._validated({**catalog.cards, name: card})
+            if card == catalog.cards[name]:
+                raise CardStoreError(f"card '{name}': the edit changes nothing; nothing saved")
+            version = Version(len(versions) + 1, _author(author), _now(), message, "edit",
+                              {name: card_fields(card)}, {name: current})
+            self._write(versions + [version])
+            return version
+
+    def rollback(self, to: int, author: str | None = None, message: str = "",
+                 expected_head: int | None = None) -> Version:
+        """A new version whose cards equal those of version `to` (history is kept, never rewritten)."""
+        with self._lock:
+            versions = self._read()
+            to = self._check_version(to, versions)
+            if expected_head is not None and expected_head != len(versions):
+                raise CardConflict(f"{self.path} is at version {len(versions)}, not {expected_head}; nothing rolled back")
+            now, target = self._state(versions, len(versions)), self._state(versions, to)
+            base = {card.name: card_fields(card) for card in self.base}
+            touched = {name: (None if target[name] == base[name] else target[name])
+                       for name in self.base.names if now[name] != target[name]}
+            if not touched:
+                raise CardStoreError(f"the cards at version {len(versions)} already equal version {to}; nothing to roll back")
+            self._validated(self._catalog_from(target, f"{self.path} version {to}").cards)
+            version = Version(len(versions) + 1, _author(author), _now(), message or f"rollback to version {to}",
+                              "rollback", touched, {name: self.card_version(name, versions) for name in touched})
+            self._write(versions + [version])
+            return version
+
+    def export(self, folder: str | Path, version: int | None = None) -> list[Path]:
+        """Write the cards as of `version` as YAML, one file per module, to promote edits into the source."""
+        catalog = self.catalog(version)
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for module, names in self.base.modules().items():
+            cards = [{"name": n, **{k: v for k, v in card_fields(catalog.cards[n]).items() if v}} for n in names]
+            path = folder / f"{module or self.base.name}.yaml"
+            path.write_text(yaml.safe_dump({"module": module, "cards": cards}, allow_unicode=True, sort_keys=False,
+                                           width=120), encoding="utf-8")
+            written.append(path)
+        return written
