@@ -44,8 +44,8 @@ bench: setup  ## route latency, index build and rebuild times, pipeline time, pr
 reference: setup  ## refresh results/reference/ from a full default run (hours on 2 cores: see README)
 	$(VENV)/bin/toolroute run --params notebooks/params/default.yaml --run-id reference --resume
 	rm -rf results/reference && mkdir -p results/reference
-	cd results/runs/reference && cp -r 01_ingest 02_toolcard_ablation 03_step_limits 04_ragas_eval 06_scale \
-	  0[1-6]_*.ipynb manifest.json headline.csv report.html ../../reference/
+	cd results/runs/reference && cp -r 01_ingest 02_toolcard_ablation 03_step_limits 04_ragas_eval 06_scale 07_card_improvement \
+	  0[1-7]_*.ipynb manifest.json headline.csv report.html ../../reference/
 
 lock:  ## refresh requirements.lock and environment.yml from the current venv
 	$(PY) -m pip freeze --all --exclude-editable | grep -v -e "^toolroute" -e "^pip==" | \

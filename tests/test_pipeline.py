@@ -60,7 +60,13 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     assert sizes.loc[sizes["size"] == 120, "embedded"].iloc[0] > 0  # the 66 distractors, embedded once
     bfcl_rows = pd.read_csv(scale_out / "bfcl_routing.csv")
     assert (bfcl_rows.loc[bfcl_rows["category"] == "all", "n"] == 50).all()
-    names = ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report", "06_scale"]
+    improvement = run_dir / "07_card_improvement"
+    for name in ["augmentation.csv", "augmentation_cost.csv", "rerank.csv", "card_improvement.png", "findings.md"]:
+        assert (improvement / name).stat().st_size > 0, name
+    assert pd.read_csv(improvement / "augmentation_cost.csv")["llm_calls"].iloc[0] == 54
+    assert pd.read_csv(improvement / "rerank.csv")["n"].eq(5).all()
+    names = ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report", "06_scale",
+             "07_card_improvement"]
     for name in names:
         assert manifest["notebooks"][name]["status"] == "ok", name
     assert manifest["versions"]["chromadb"] and "git_commit" in manifest
@@ -117,7 +123,8 @@ def test_committed_notebooks_have_no_outputs_and_run_in_order():
     import nbformat
 
     names = [n.stem for n in sorted((ROOT / "notebooks").glob("*.ipynb"))]
-    assert names == ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report", "06_scale"]
+    assert names == ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report", "06_scale",
+                     "07_card_improvement"]
     for name in names:
         nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
@@ -141,6 +148,10 @@ def _params(tmp_path, text: str):
     ("04_ragas_eval", "{scenario_ids: [], rag_ids: [], query_split: ''}", "selection is empty"),
     ("04_ragas_eval", "{scenario_ids: [S42], llm: replay}", "scenario_ids: unknown"),
     ("04_ragas_eval", "{llm: gpt, scenario_ids: [S1], rag_ids: [], query_split: ''}", "llm must be 'auto' or 'replay'"),
+    ("06_scale", "{sizes: [20, 100]}", "sizes: every size must be at least 54"),
+    ("06_scale", "{arms: [dense, sparse]}", r"arms: unknown arm\(s\) \['sparse'\]"),
+    ("06_scale", "{bfcl_categories: [exec_simple]}", "bfcl_categories: unknown BFCL categories"),
+    ("07_card_improvement", "{rerank_split: holdout, llm: replay}", "no insurance query split 'holdout'"),
 ])
 def test_bad_data_selection_is_reported_before_any_notebook(tmp_path, notebook, parameters, message):
     params = _params(tmp_path, f"notebooks:\n  - name: 01_ingest\n  - name: {notebook}\n    parameters: {parameters}\n")

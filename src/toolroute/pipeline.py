@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from toolroute.config import ROOT, results_dir
+from toolroute.config import ROOT, queries_path, results_dir
 
 
 class PipelineError(ValueError):
@@ -72,7 +72,7 @@ def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tup
     return plan
 
 
-LLM_NOTEBOOKS = ("03_step_limits", "04_ragas_eval")  # notebooks whose `llm` parameter may reach a model
+LLM_NOTEBOOKS = ("03_step_limits", "04_ragas_eval", "07_card_improvement")  # notebooks whose `llm` parameter may reach a model
 
 
 def _llm_endpoint(given: dict) -> str | None:
@@ -104,6 +104,14 @@ def preflight(params: dict, plan: list[tuple[str, Path, dict, dict]]) -> None:
 
                 build_items(values["scenario_ids"], values["rag_ids"], values["rag_limit"], values["query_split"],
                             values["query_limit"])
+            elif name == "06_scale":
+                from toolroute.experiments.scale import check_parameters as check_scale
+
+                check_scale(values["sizes"], values["arms"], values["split"], values["bfcl_categories"], values["bfcl_arms"])
+            elif name == "07_card_improvement":
+                for split in {*values["augment_splits"], values["rerank_split"]}:
+                    if not queries_path("insurance", split).is_file():
+                        raise ValueError(f"no insurance query split '{split}' ({queries_path('insurance', split)})")
         except ValueError as exc:
             raise PipelineError(f"{where}: notebook '{name}': {exc}") from None
         if name in LLM_NOTEBOOKS and values.get("llm", "auto") not in ("auto", "replay"):

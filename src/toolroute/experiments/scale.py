@@ -33,6 +33,24 @@ EDIT_CARD = "premium_estimate"
 EDIT_EXAMPLE = "이 상품 한 달에 얼마씩 내야 하는지 계산해 줘"  # a dev-style utterance, added and removed again
 
 
+def check_parameters(sizes: Sequence[int], arms: Sequence[str], split: str, bfcl_categories: Sequence[str] = (),
+                     bfcl_arms: Sequence[str] = ()) -> None:
+    """What the notebook would fail on, checked before any model loads (ValueError naming the parameter)."""
+    from toolroute.router import ARMS
+
+    if not sizes or any(int(s) < 54 for s in sizes):
+        raise ValueError(f"sizes: every size must be at least 54 (the insurance cards), got {list(sizes)}")
+    for label, given in (("arms", arms), ("bfcl_arms", bfcl_arms)):
+        unknown = [a for a in given if a not in ARMS]
+        if unknown:
+            raise ValueError(f"{label}: unknown arm(s) {unknown}; known: {list(ARMS)}")
+    if not queries_path("insurance", split).is_file():
+        raise ValueError(f"split: no insurance query split '{split}' ({queries_path('insurance', split)})")
+    unknown = [c for c in bfcl_categories if c not in bfcl.TOOL_CATEGORIES]
+    if unknown:
+        raise ValueError(f"bfcl_categories: unknown BFCL categories {unknown}; known: {list(bfcl.TOOL_CATEGORIES)}")
+
+
 def _router(catalog: Catalog, arm: str, embedder, client, config: RouterConfig) -> ToolRouter:
     return ToolRouter(catalog, arm, embedder, config.strategy(), client, config.rrf_k, dense_weight=config.dense_weight)
 

@@ -1,0 +1,89 @@
+"""Synthetic card examples (leak-filtered) and the LLM reranker, with scripted chat models."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage
+
+from toolroute.augment import augment, parse_list
+from toolroute.cards import Catalog, ToolCard
+from toolroute.rerank import LLMReranker
+from toolroute.router import RouteResult
+
+
+class Replies:
+    """`invoke` returns the queued texts in order and keeps the prompts."""
+
+    def __init__(self, *texts):
+        self.texts, self.prompts = list(texts), []
+
+    def invoke(self, messages):
+        self.prompts.append(messages)
+        return AIMessage(self.texts.pop(0))
+
+
+def _catalog():
+    return Catalog("demo", {
+        "bus_arrival": ToolCard(name="bus_arrival", purpose="버스 도착 시간을 알려준다",
+                                when_to_use=("143번 버스 언제 와", "정류장에 버스 몇 분 남았어", "막차 끊겼어?")),
+        "weather_now": ToolCard(name="weather_now", purpose="지금 날씨를 알려준다",
+                                when_to_use=("오늘 서울 날씨 어때", "지금 비 와?", "밖에 바람 많이 불어?")),
+    }, authored=True)
+
+
+def test_parse_list_finds_the_json_list_inside_prose():
+    assert parse_list('네, 만들었습니다:\n```json\n["가", "나"]\n```') == ["가", "나"]
+    assert parse_list("목록을 만들 수 없습니다") is None
+    assert parse_list('["가", ') is None
+
+
+def test_augment_keeps_new_examples_and_drops_leaks_duplicates_and_junk():
+    llm = Replies(
+        '["마을버스 도착 시간 알려줘", "143번 버스 언제 와?", "2번 버스 몇 정거장 남았는지 봐줘", "' + "아" * 90 + '"]',
+        "죄송합니다, 목록을 만들 수 없습니다.",
+    )
+    eval_queries = ["2번 버스 몇 정거장 남았는지 봐 줘"]  # a test query the generator happened to echo
+    augmented, report = augment(_catalog(), llm, per_card=3, eval_queries=eval_queries, progress=False)
+    assert report.added["bus_arrival"] == ["마을버스 도착 시간 알려줘"]
+    assert report.dropped == {"like_an_existing_example": 1, "like_an_eval_query": 1, "empty_or_long": 1}
+    assert report.failures == ["weather_now"] and report.llm_calls == 2
+    assert augmented.cards["bus_arrival"].when_to_use[-1] == "마을버스 도착 시간 알려줘"
+    assert augmented.cards["weather_now"] == _catalog().cards["weather_now"] and augmented.name == "demo-aug"
+    assert "버스 도착 시간을 알려준다" in llm.prompts[0][1].content  # the card is in the prompt
+    assert report.summary()["examples_added"] == 1 and report.summary()["parse_failures"] == 1
+
+
+def _result():
+    return RouteResult("비 오니?", [("bus_arrival", 0.9), ("weather_now", 0.8), ("x", 0.1)], no_call=False)
+
+
+def test_reranker_moves_the_picked_tools_first_and_keeps_the_rest_in_order():
+    reranker = LLMReranker(Replies("[2]"), _catalog(), candidates=2)
+    out = reranker.rerank(_result())
+    assert out.top(3) == ["weather_now", "bus_arrival", "x"] and out.ranked[0][1] == 0.8
+    assert reranker.stats.queries == 1 and reranker.stats.parse_failures == 0
+    assert "1. bus_arrival: 버스 도착 시간을 알려준다" in reranker.llm.prompts[0][1].content
+
+
+def test_reranker_counts_unparsable_and_out_of_range_answers_and_keeps_the_order():
+    reranker = LLMReranker(Replies("날씨 도구가 맞습니다", "[7, 2, 2]", "[]"), _catalog(), candidates=2)
+    assert reranker.rerank(_result()).top(2) == ["bus_arrival", "weather_now"]  # not parsed: unchanged
+    assert reranker.rerank(_result()).top(2) == ["weather_now", "bus_arrival"]  # 7 ignored, repeat ignored
+    assert reranker.rerank(_result()).top(2) == ["bus_arrival", "weather_now"]  # [] = none fits: unchanged
+    assert (reranker.stats.parse_failures, reranker.stats.empty_answers, reranker.stats.queries) == (1, 1, 3)
+
+
+def test_both_arms_run_end_to_end_with_a_model_free_llm(tmp_path, monkeypatch):
+    """The wiring of the notebook's two arms (the `replay` stand-in writes nothing and reorders nothing)."""
+    from toolroute.experiments.card_improvement import NoOpinionLLM, augmentation_arm, rerank_arm
+
+    from conftest import HashEmbedder
+
+    monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path))
+    table, report, augmented = augmentation_arm(NoOpinionLLM(), per_card=2, splits=["dev"], embedder=HashEmbedder(),
+                                                names=["premium_estimate", "plan_options"], progress=False)
+    assert report.llm_calls == 2 and report.summary()["examples_added"] == 0
+    assert list(table["arm"]) == ["authored cards", "authored + synthetic"] and table["hit@1_diff"].iloc[1] == 0
+    reranked, stats = rerank_arm(NoOpinionLLM(), candidates=3, split="dev", limit=6, embedder=HashEmbedder(),
+                                 progress=False)
+    assert reranked["n"].eq(6).all() and reranked["hit@1"].nunique() == 1  # [] keeps the first-stage order
+    assert stats.empty_answers == stats.queries and stats.queries <= 6
