@@ -100,4 +100,3 @@ def test_ingest_reference_retrieval_is_reproducible(ingest_params, reference_doc
     ranks = ranks[(ranks.chunk_size == size) & (ranks.collection == "terms")].set_index("id")["rank"]
     mine_ranks = {r.id: r.rank for r in per_size[size]}
     assert {i: (None if pd.isna(v) else int(v)) for i, v in ranks.items()} == mine_ranks
-
