@@ -1,8 +1,9 @@
 """Input and output guardrails of the agent graph, domain-agnostic (the pack supplies the specifics).
 
-Input: L1 rules (jailbreak / prompt-injection patterns, Korean and English) and L2 embedding
-similarity to the domain (the best cosine between the turn and the pack's in-domain examples, with
-a threshold fitted on the dev split's in-domain queries, not hand-set). A blocked turn gets a polite
+Input: L1 rules (`toolroute.agent.injection`: injection and jailbreak patterns, Korean and English,
+on normalised text) and L2 embedding similarity to the domain (`DomainGate`: closer to the pack's
+in-domain examples than to generic off-topic requests, with a threshold fitted on in-domain
+queries of the calibration split, not hand-set). A blocked turn gets a polite
 refusal with no tool search and no LLM call.
 
 Output: `<think>` blocks removed (also while streaming, see `ThinkFilter`), personal data masked,
@@ -14,61 +15,61 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from toolroute.agent.injection import violation
 from toolroute.agent.pack import DomainPack
+from toolroute.config import ROOT
 
 # --- L1: rules -------------------------------------------------------------------------------------
 
-INJECTION_PATTERNS: list[tuple[str, str]] = [
-    ("ignore_instructions", r"(ignore|disregard|forget)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier|your)\s+(instructions|rules|prompts?)"),
-    ("reveal_prompt", r"(reveal|show|print|repeat|tell me)\s+(me\s+)?(your|the)\s+(system\s+prompt|instructions|hidden\s+prompt)"),
-    ("jailbreak_persona", r"\b(DAN|do anything now|developer mode|jailbreak|jail\s*break)\b"),
-    ("no_restrictions_en", r"(without|no)\s+(any\s+)?(restrictions|filters|rules|limits)\b.*\b(answer|respond|act)"),
-    ("ko_ignore", r"(이전|앞|위|기존|모든|지금까지)(의|에)?\s*(지시|명령|규칙|지침|프롬프트|설정)[을를은는]?\s*(다\s*)?(무시|잊어|잊고|지워|취소)"),
-    ("ko_system_prompt", r"(시스템|system)\s*(프롬프트|prompt|메시지|지침)[을를이가]?\s*(보여|알려|출력|공개|말해|그대로)"),
-    ("ko_persona", r"(너는|넌|당신은)\s*이제(부터)?\s*.{0,20}(제한|규칙|필터|검열)\s*(이|가)?\s*없"),
-    ("ko_no_limits", r"(제한|규칙|필터|검열)\s*(없이|을\s*풀고|해제)\s*.{0,15}(답|대답|말|알려)"),
-    ("ko_dev_mode", r"(개발자|관리자|디버그|탈옥)\s*모드"),
-    ("ko_other_pii", r"(아무|다른|모든|전체)\s*(고객|사람|회원)[의]?\s*.{0,10}(주민(등록)?번호|전화번호|연락처|주소|계좌)"),
-    ("ko_role_override", r"(지금부터|이제부터)\s*(너는|넌|당신은)\s*.{0,15}(AI|에이전트|봇|어시스턴트)\s*(가|이)?\s*아니"),
-]
-_COMPILED = [(name, re.compile(pattern, re.IGNORECASE)) for name, pattern in INJECTION_PATTERNS]
-
-
 def l1_violation(text: str) -> str | None:
-    """The name of the first injection/jailbreak rule `text` matches, or None."""
-    for name, pattern in _COMPILED:
-        if pattern.search(text or ""):
-            return name
-    return None
+    """The name of the first injection/jailbreak rule `text` matches, or None (`toolroute.agent.injection`)."""
+    return violation(text)
 
 
 # --- L2: similarity to the domain -------------------------------------------------------------------
 
 @dataclass
 class DomainGate:
-    """Embedding similarity of a turn to the domain's examples, with a fitted threshold."""
+    """How much closer a turn is to the domain's examples than to generic off-topic requests.
+
+    Score = best cosine to the in-domain examples minus best cosine to the off-domain anchors (when
+    there are anchors; else the in-domain cosine alone). The contrast matters with a small
+    multilingual model whose cosines all sit between 0.8 and 0.95: an English insurance question and
+    a Korean recipe request have similar in-domain cosines, but only one of them is closer still to
+    the anchors. The threshold is fitted on in-domain queries of the calibration split, not hand-set.
+    """
 
     embedder: Any
     examples: list[str]
     threshold: float
     fitted_on: str = ""
+    off_examples: list[str] = field(default_factory=list)
     _matrix: np.ndarray | None = None
+    _off: np.ndarray | None = None
 
     def _examples(self) -> np.ndarray:
         if self._matrix is None:
             self._matrix = np.asarray(self.embedder.embed_passages(self.examples), dtype=np.float32)
         return self._matrix
 
+    def _anchors(self) -> np.ndarray:
+        if self._off is None:
+            self._off = np.asarray(self.embedder.embed_passages(self.off_examples), dtype=np.float32)
+        return self._off
+
     def similarity(self, texts: Sequence[str]) -> np.ndarray:
-        """Best cosine of each text against the domain examples (embeddings are unit-normalised)."""
+        """The gate's score of each text (embeddings are unit-normalised; see the class docstring)."""
         queries = np.asarray(self.embedder.embed_queries(list(texts)), dtype=np.float32)
-        return (queries @ self._examples().T).max(axis=1)
+        score = (queries @ self._examples().T).max(axis=1)
+        if self.off_examples:
+            score = score - (queries @ self._anchors().T).max(axis=1)
+        return score
 
     def in_domain(self, text: str) -> tuple[bool, float]:
         score = float(self.similarity([text])[0])
@@ -76,9 +77,11 @@ class DomainGate:
 
     @classmethod
     def fit(cls, embedder: Any, examples: list[str], in_domain_queries: Sequence[str],
-            max_false_block: float = 0.01, fitted_on: str = "") -> "DomainGate":
-        """Threshold = the `max_false_block` quantile of in-domain queries' scores (so ≤1% are blocked)."""
-        gate = cls(embedder, list(examples), threshold=-1.0, fitted_on=fitted_on)
+            max_false_block: float = 0.0, fitted_on: str = "", off_examples: Sequence[str] = ()) -> "DomainGate":
+        """Threshold = the `max_false_block` quantile of in-domain queries' scores; by default their
+        minimum, so no calibration query is blocked: refusing a customer costs more than letting
+        small talk reach the LLM, which answers it politely anyway."""
+        gate = cls(embedder, list(examples), threshold=-1.0, fitted_on=fitted_on, off_examples=list(off_examples))
         if not in_domain_queries:
             raise ValueError("cannot fit the domain gate without in-domain queries")
         scores = gate.similarity(in_domain_queries)
@@ -86,12 +89,26 @@ class DomainGate:
         return gate
 
     def to_dict(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "fitted_on": self.fitted_on, "n_examples": len(self.examples)}
+        return {"threshold": self.threshold, "fitted_on": self.fitted_on, "n_examples": len(self.examples),
+                "n_off_examples": len(self.off_examples),
+                "score": "in-domain minus off-domain cosine" if self.off_examples else "in-domain cosine"}
+
+
+def off_domain_anchors(path: str | Path | None = None) -> list[str]:
+    """Generic off-topic requests (weather, recipes, code, sports …) from the dev red-team set.
+
+    The dev set is the guardrail's tuning split; the held-out `prompts.jsonl` is never read here.
+    """
+    path = Path(path) if path is not None else ROOT / "data" / "redteam" / "dev.jsonl"
+    if not path.is_file():
+        return []
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r["text"] for r in rows if r.get("kind") == "off_domain"]
 
 
 def fit_domain_gate(pack: DomainPack, embedder: Any, dev_file: str | Path | None,
-                    cache: dict[str, Any] | None = None) -> DomainGate:
-    """Fit the L2 gate on the dev split's in-domain queries (queries that expect a tool)."""
+                    cache: dict[str, Any] | None = None, off_examples: Sequence[str] | None = None) -> DomainGate:
+    """Fit the L2 gate on the calibration/dev split's in-domain queries (queries that expect a tool)."""
     examples = pack.domain_examples
     queries: list[str] = []
     if dev_file and Path(dev_file).is_file():
@@ -102,7 +119,8 @@ def fit_domain_gate(pack: DomainPack, embedder: Any, dev_file: str | Path | None
                     queries.append(row["query"])
     if not queries:  # no dev split: hold the examples themselves to the same rule (weaker, said in fitted_on)
         queries = examples
-    return DomainGate.fit(embedder, examples, queries, fitted_on=str(dev_file or "domain examples"))
+    anchors = off_domain_anchors() if off_examples is None else list(off_examples)
+    return DomainGate.fit(embedder, examples, queries, fitted_on=str(dev_file or "domain examples"), off_examples=anchors)
 
 
 # --- output ---------------------------------------------------------------------------------------

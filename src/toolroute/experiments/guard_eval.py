@@ -1,7 +1,8 @@
 """Measuring the input guardrail: block rate on a red-team set, false blocks on in-domain queries, latency.
 
-The red-team set (`data/redteam/prompts.jsonl`) was written without reading the rules; the L2 gate's
-threshold is fitted on the dev split, and false blocks are counted on the test split's in-domain
+The held-out red-team set (`data/redteam/prompts.jsonl`) was written without reading the rules; the
+rules and the L2 gate's off-topic anchors come from the dev red-team set (`dev.jsonl`), the gate's
+threshold from the calibration split, and false blocks are counted on the test split's in-domain
 queries (the ones that expect a tool), which neither the rules nor the threshold saw.
 """
 
