@@ -322,3 +322,13 @@ def test_a_checkpoint_line_cut_by_a_kill_is_ignored(tmp_path):
         fh.write('{"tag": "t", "row": {"id": 2, "x"')  # the process died mid-line
     again = RowCheckpoint(path, ["id"], "t")
     assert len(again) == 1 and again.get(id=1) == {"id": 1, "x": "가"} and again.ignored == 1
+
+
+def test_the_checkpoint_digest_covers_what_a_run_imports_and_nothing_else():
+    from toolroute.experiments.checkpoint import module_files, source_fingerprint
+
+    files = {str(p).split("src/toolroute/")[-1] for p in module_files(["toolroute.experiments.step_limits", "toolroute.llm.serve"])}
+    assert {"agent/graph.py", "agent/guardrails.py", "agent/injection.py", "router.py", "llm/qwen_tools.py"} <= files
+    assert not files & {"cardstore.py", "registry.py", "experiments/scale.py", "cli.py", "pipeline.py"}
+    entries = ["toolroute.experiments.step_limits"]
+    assert source_fingerprint(entries) == source_fingerprint(entries)

@@ -51,17 +51,81 @@ class RowCheckpoint:
             fh.flush()
 
 
-def source_fingerprint() -> str:
-    """A digest of the code and data a run depends on (src/toolroute, toolcards, data; not docs, not
-    caches): part of a checkpoint's tag, so rows from before a code or data change are not reused."""
-    import hashlib
+def _toolroute_imports(path: Path, module: str) -> set[str]:
+    """Names of toolroute modules `path` imports anywhere (also inside functions), relative ones resolved."""
+    import ast
 
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package
+                for _ in range(node.level - 1):
+                    parent = parent.rpartition(".")[0]
+                base = f"{parent}.{base}" if base else parent
+            names = [base] + [f"{base}.{a.name}" for a in node.names]  # `from X import Y` may name a module
+        else:
+            continue
+        out.update(n for n in names if n == "toolroute" or n.startswith("toolroute."))
+    return out
+
+
+def module_files(entries: Iterable[str]) -> list[Path]:
+    """The source files of `entries` and of every toolroute module they can import, transitively."""
+    import importlib.util
+
+    seen: set[str] = set()
+    files: set[Path] = set()
+    todo = list(entries)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):  # `from module import function`: not a module
+            continue
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            continue
+        path = Path(spec.origin)
+        files.add(path)
+        todo.extend(_toolroute_imports(path, name))
+        parts = name.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # parent packages run on import too
+    return sorted(files)
+
+
+def source_fingerprint(entries: Iterable[str] | None = None) -> str:
+    """A digest of the code and data a run depends on: part of a checkpoint's tag, so rows from before
+    a change that can affect them are not reused.
+
+    Code: the toolroute modules loaded in this process (or `entries`), every domain pack, the agent
+    and the embedded LLM server, and all toolroute modules they can import (found by reading their import statements, also
+    those inside functions). Editing a module none of them imports (the card store, the scale
+    experiment, the CLI) keeps the rows. Data: every file under `toolcards/` and `data/`.
+    """
+    import hashlib
+    import pkgutil
+    import sys
+
+    import toolroute.domains
     from toolroute.config import ROOT
 
+    if entries is None:
+        entries = [m for m in list(sys.modules) if m == "toolroute" or m.startswith("toolroute.")]
+    packs = [m.name for m in pkgutil.walk_packages(toolroute.domains.__path__, "toolroute.domains.")]
+    # the embedded LLM server runs `python -m toolroute.llm.serve` in a subprocess: no import names it
+    paths = module_files([*entries, *packs, "toolroute.agent", "toolroute.llm.serve"])
+    for folder in ["toolcards", "data"]:
+        paths.extend(p for p in sorted((ROOT / folder).rglob("*")) if p.is_file())
     digest = hashlib.sha256()
-    for folder in ["src/toolroute", "toolcards", "data"]:
-        for path in sorted((ROOT / folder).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-                digest.update(str(path.relative_to(ROOT)).encode())
-                digest.update(path.read_bytes())
+    for path in paths:
+        label = path.relative_to(ROOT) if ROOT in path.parents else path.name
+        digest.update(str(label).encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
