@@ -149,3 +149,18 @@ def test_replacing_a_card_reembeds_only_what_changed(running):
                                           CARDS["bus_arrival"].model_copy(update={"purpose": "버스 도착 예정 시각"}),
                                           replace=True)
     assert change.action == "replace" and change.records_embedded == 1
+
+
+def test_the_input_gate_learns_a_registered_tool_s_wording_and_forgets_a_removed_one(running):
+    from toolroute.agent.guardrails import DomainGate
+
+    agent, _, embedder, _ = running
+    agent.gate = DomainGate.fit(embedder, [t for c in CARDS.values() for t in (c.purpose, *c.when_to_use)],
+                                ["서울 날씨", "버스 언제 와"], off_examples=["김치찌개 레시피"])
+    threshold = agent.gate.threshold
+    registry = ToolRegistry(agent)
+    registry.register(subway_delay, SUBWAY)
+    assert "2호선 지금 지연돼?" in agent.gate.examples and agent.gate.threshold == threshold
+    assert agent.gate.off_examples == ["김치찌개 레시피"]
+    registry.unregister("subway_delay")
+    assert SUBWAY.purpose not in agent.gate.examples

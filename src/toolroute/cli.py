@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from toolroute.cards import CatalogError
 from toolroute.config import ChromaUnavailable, toolcards_dir
@@ -118,8 +119,8 @@ def _card_store(args):
     from toolroute.cardstore import CardStore
     from toolroute.domains import tool_names
 
-    folder = args.catalog
-    expected = tool_names(folder.rstrip("/").split("/")[-1]) if "/toolcards/" in f"/{folder}" else None
+    folder = Path(args.catalog)
+    expected = tool_names(folder.name) if folder.parent.name == "toolcards" else None  # as routing.open_catalog
     return CardStore(folder, args.store, expected)
 
 

@@ -19,6 +19,7 @@ from types import ModuleType
 
 from langchain_core.tools import BaseTool
 
+from toolroute.agent.guardrails import DomainGate
 from toolroute.cards import Catalog, CatalogError, ToolCard, validate_catalog
 
 
@@ -59,6 +60,15 @@ class ToolRegistry:
                warnings: list[str] | None = None) -> RegistryChange:
         start = time.perf_counter()
         report = self.agent.router.update_catalog(catalog)
+        gate = self.agent.gate
+        if gate is not None:
+            # The input gate judges "in domain" by the cards' wording: a new tool's requests must not
+            # be refused as off-topic. Same threshold and anchors; the examples embedded here, not on
+            # the next turn.
+            examples = [text for card in catalog for text in (card.purpose, *card.when_to_use)]
+            fresh = DomainGate(gate.embedder, examples, gate.threshold, gate.fitted_on, list(gate.off_examples))
+            fresh.similarity([examples[0]])
+            self.agent.gate = fresh
         self.agent.pack.tools = tools
         for name in names:
             self.agent._schemas.pop(name, None)
