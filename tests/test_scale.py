@@ -63,6 +63,8 @@ def test_distractors_are_nested_and_bounded(wheel, insurance_catalog):
     grown = bfcl.with_distractors(insurance_catalog, 3, wheel=wheel)
     added = [n for n in grown.names if n not in insurance_catalog]
     assert len(grown) == 57 and not grown.authored and all(grown.sources[n].path.startswith("bfcl-eval:") for n in added)
+    clash = bfcl.distractors(4, reserved={"stock.price"}, wheel=wheel)
+    assert "stock.price__bfcl" in [c.name for c in clash] and "stock.price" not in [c.name for c in clash]
     with pytest.raises(ValueError, match="asked for 5 distractors, BFCL has 4"):
         bfcl.distractors(5, wheel=wheel)
     with pytest.raises(ValueError, match="no BFCL category 'made_up'"):

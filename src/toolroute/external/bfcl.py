@@ -113,10 +113,15 @@ def function_docs(categories=TOOL_CATEGORIES, wheel: Path | None = None) -> dict
 
 
 def distractors(n: int, seed: int = 0, reserved: set[str] = frozenset(), wheel: Path | None = None) -> list[ToolCard]:
-    """`n` BFCL cards in a fixed shuffled order, so a larger catalogue contains every smaller one."""
+    """`n` BFCL cards in a fixed shuffled order, so a larger catalogue contains every smaller one.
+
+    A BFCL tool named like one in `reserved` (BFCL has its own `product_search`) is kept under
+    `<name>__bfcl`: a same-named stranger is exactly the distractor worth measuring.
+    """
     docs = sorted(function_docs(wheel=wheel).values(), key=lambda d: d.name)
     random.Random(seed).shuffle(docs)
-    cards = [d.card() for d in docs if d.name not in reserved]
+    cards = [d.card() for d in docs]
+    cards = [c.model_copy(update={"name": f"{c.name}__bfcl"}) if c.name in reserved else c for c in cards]
     if n > len(cards):
         raise ValueError(f"asked for {n} distractors, BFCL has {len(cards)} distinct function documents")
     return cards[:n]
