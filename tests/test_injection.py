@@ -12,7 +12,7 @@ from toolroute.agent.guardrails import DomainGate, off_domain_anchors
 from toolroute.agent.injection import compose_jamo, views, violation
 from toolroute.cards import normalize_text
 from toolroute.config import ROOT
-from toolroute.evaluation.leakage import NEAR_DUPLICATE
+from toolroute.evaluation.leakage import near_duplicate
 from toolroute.experiments.guard_eval import load_jsonl, redteam_path
 
 from conftest import HashEmbedder
@@ -59,11 +59,9 @@ def test_the_dev_red_team_split_is_separate_from_the_held_out_one():
     assert {r["kind"] for r in dev} == {"injection", "off_domain", "in_domain_hard"}
     assert len({r["id"] for r in dev}) == len(dev)
     held_out = [normalize_text(r["text"]) for r in test]
-    from difflib import SequenceMatcher
-
     for row in dev:
         mine = normalize_text(row["text"])
-        assert all(SequenceMatcher(None, mine, other).ratio() < NEAR_DUPLICATE for other in held_out), row["id"]
+        assert not any(near_duplicate(mine, other) for other in held_out), row["id"]
 
 
 def test_rules_on_their_tuning_split():

@@ -15,14 +15,13 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from typing import Any, Iterable, Sequence
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from tqdm.auto import tqdm
 
 from toolroute.cards import Catalog, ToolCard, normalize_text
-from toolroute.evaluation.leakage import NEAR_DUPLICATE
+from toolroute.evaluation.leakage import NEAR_DUPLICATE, near_duplicate
 
 SYSTEM = ("당신은 보험 TM 상담 데이터를 만드는 작가입니다. 상담원이나 고객이 실제로 말할 법한 짧은 한국어 요청 문장을 씁니다. "
           "답은 JSON 문자열 배열 하나만 쓰세요.")
@@ -53,13 +52,6 @@ def parse_list(text: str) -> list[str] | None:
     if not isinstance(items, list):
         return None
     return [str(i).strip() for i in items if isinstance(i, (str, int, float)) and str(i).strip()]
-
-
-def _similar(a: str, b: str, threshold: float) -> bool:
-    if a == b:
-        return True
-    m = SequenceMatcher(None, a, b, autojunk=False)
-    return m.real_quick_ratio() >= threshold and m.quick_ratio() >= threshold and m.ratio() >= threshold
 
 
 @dataclass
@@ -100,9 +92,9 @@ def augment(catalog: Catalog, llm, per_card: int = 5, eval_queries: Iterable[str
             norm = normalize_text(text)
             if not norm or len(text) > MAX_CHARS:
                 report.dropped["empty_or_long"] += 1
-            elif any(_similar(norm, q, threshold) for q in guarded):
+            elif any(near_duplicate(norm, q, threshold) for q in guarded):
                 report.dropped["like_an_eval_query"] += 1
-            elif any(_similar(norm, k, threshold) for k in known):
+            elif any(near_duplicate(norm, k, threshold) for k in known):
                 report.dropped["like_an_existing_example"] += 1
             else:
                 kept.append(text)

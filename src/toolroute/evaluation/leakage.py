@@ -29,6 +29,14 @@ class LeakPair:
         return self.similarity >= 1.0
 
 
+def near_duplicate(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
+    """Whether two texts already in `normalize_text` form are the same or near-duplicates."""
+    if a == b:
+        return True
+    m = SequenceMatcher(None, a, b, autojunk=False)
+    return m.real_quick_ratio() >= threshold and m.quick_ratio() >= threshold and m.ratio() >= threshold
+
+
 def similar_pairs(queries: Iterable[tuple[str, str]], catalog: Catalog,
                   threshold: float = NEAR_DUPLICATE) -> list[LeakPair]:
     """Every (query, when_to_use example) pair at or above `threshold` similarity, most similar first."""

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 from langchain_core.messages import AIMessage
+from tqdm.auto import tqdm
 
 from toolroute.augment import augment
 from toolroute.cards import Catalog
@@ -102,7 +103,7 @@ def rerank_arm(llm, candidates: int = 8, split: str = "test", limit: int | None 
     first_seconds = (time.perf_counter() - start) / len(queries)
     reranker = LLMReranker(llm, base, candidates)
     # No-call rows keep their first-stage decision; the LLM reorders only rows the router would call.
-    second = [r if r.no_call else reranker.rerank(r) for r in (_progress(first) if progress else first)]
+    second = [r if r.no_call else reranker.rerank(r) for r in tqdm(first, desc="LLM rerank", unit="q", disable=not progress)]
     rows_a, rows_b = to_rows(queries, first), to_rows(queries, second)
     table = []
     per_query = np.asarray(reranker.stats.per_query_seconds or [0.0])
@@ -115,9 +116,3 @@ def rerank_arm(llm, candidates: int = 8, split: str = "test", limit: int | None 
     table[1].update({"hit@1_diff": diff["diff"], "hit@1_diff_lo": diff["ci_low"], "hit@1_diff_hi": diff["ci_high"],
                      "parse_failures": reranker.stats.parse_failures, "llm_calls": reranker.stats.queries})
     return pd.DataFrame(table), reranker.stats
-
-
-def _progress(items):
-    from tqdm.auto import tqdm
-
-    return tqdm(items, desc="LLM rerank", unit="q")
