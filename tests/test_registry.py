@@ -159,8 +159,13 @@ def test_the_input_gate_learns_a_registered_tool_s_wording_and_forgets_a_removed
                                 ["서울 날씨", "버스 언제 와"], off_examples=["김치찌개 레시피"])
     threshold = agent.gate.threshold
     registry = ToolRegistry(agent)
-    registry.register(subway_delay, SUBWAY)
+    change = registry.register(subway_delay, SUBWAY)
     assert "2호선 지금 지연돼?" in agent.gate.examples and agent.gate.threshold == threshold
     assert agent.gate.off_examples == ["김치찌개 레시피"]
-    registry.unregister("subway_delay")
-    assert SUBWAY.purpose not in agent.gate.examples
+    # Only the new card's texts are embedded; the gate scores as one fitted from scratch would.
+    assert change.gate_examples_embedded == len({SUBWAY.purpose, *SUBWAY.when_to_use})
+    fresh = DomainGate(embedder, list(agent.gate.examples), threshold, off_examples=["김치찌개 레시피"])
+    probes = ["2호선 지금 지연돼?", "김치찌개 레시피 알려줘", "버스 몇 분 남았어"]
+    assert agent.gate.similarity(probes) == pytest.approx(fresh.similarity(probes), abs=1e-6)
+    change = registry.unregister("subway_delay")
+    assert SUBWAY.purpose not in agent.gate.examples and change.gate_examples_embedded == 0

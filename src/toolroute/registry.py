@@ -19,7 +19,6 @@ from types import ModuleType
 
 from langchain_core.tools import BaseTool
 
-from toolroute.agent.guardrails import DomainGate
 from toolroute.cards import Catalog, CatalogError, ToolCard, validate_catalog
 
 
@@ -36,6 +35,7 @@ class RegistryChange:
     records_embedded: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    gate_examples_embedded: int = 0
 
 
 class ToolRegistry:
@@ -60,19 +60,18 @@ class ToolRegistry:
                warnings: list[str] | None = None) -> RegistryChange:
         start = time.perf_counter()
         report = self.agent.router.update_catalog(catalog)
-        gate = self.agent.gate
+        gate, gate_embedded = self.agent.gate, 0
         if gate is not None:
             # The input gate judges "in domain" by the cards' wording: a new tool's requests must not
             # be refused as off-topic. Same threshold and anchors; the examples embedded here, not on
             # the next turn.
             examples = [text for card in catalog for text in (card.purpose, *card.when_to_use)]
-            fresh = DomainGate(gate.embedder, examples, gate.threshold, gate.fitted_on, list(gate.off_examples))
-            fresh.similarity([examples[0]])
-            self.agent.gate = fresh
+            self.agent.gate, gate_embedded = gate.with_examples(examples)
         self.agent.pack.tools = tools
         for name in names:
             self.agent._schemas.pop(name, None)
-        return RegistryChange(action, names, report["records_embedded"], time.perf_counter() - start, warnings or [])
+        return RegistryChange(action, names, report["records_embedded"], time.perf_counter() - start, warnings or [],
+                              gate_embedded)
 
     def register(self, tool: BaseTool, card: ToolCard, replace: bool = False) -> RegistryChange:
         """Add `tool` with its card (or replace a tool of the same name when `replace`)."""

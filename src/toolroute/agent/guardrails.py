@@ -71,6 +71,21 @@ class DomainGate:
             score = score - (queries @ self._anchors().T).max(axis=1)
         return score
 
+    def with_examples(self, examples: Sequence[str]) -> tuple["DomainGate", int]:
+        """The same gate (threshold, anchors) over a new example list, for a catalogue changed at run
+        time: examples it already embedded are reused, only new texts are embedded. Returns the gate
+        and how many texts were embedded."""
+        examples = list(examples)
+        old = self._examples() if self.examples else np.zeros((0, 0), dtype=np.float32)
+        rows = {text: old[i] for i, text in enumerate(self.examples)}
+        new = list(dict.fromkeys(t for t in examples if t not in rows))
+        if new:
+            rows.update(zip(new, np.asarray(self.embedder.embed_passages(new), dtype=np.float32)))
+        gate = DomainGate(self.embedder, examples, self.threshold, self.fitted_on, list(self.off_examples),
+                          _off=self._off)
+        gate._matrix = np.stack([rows[t] for t in examples]) if examples else None
+        return gate, len(new)
+
     def in_domain(self, text: str) -> tuple[bool, float]:
         score = float(self.similarity([text])[0])
         return score >= self.threshold, score
