@@ -177,10 +177,24 @@ def test_output_guardrail_rules(pack):
 
 
 def test_markup_is_never_an_answer_nor_remembered(pack):
-    agent, _ = _agent(pack, ['{"name": "premium_estimate", "arguments": {}}'])
+    markup = '{"name": "premium_estimate", "arguments": {}}'
+    agent, llm = _agent(pack, [markup, markup])
     state = agent.ask("보험료")
     assert state["answer"].startswith(FAILED_ANSWER) and state["guard"]["answer_failed"]
     assert state["history"][-1][1] == ""
+    assert state["repaired"] == 1 and state["llm_calls"] == 2  # asked again once, not more
+
+
+def test_unreadable_first_markup_is_asked_again_with_the_format(pack):
+    """The 1.5B model sometimes answers `<tools></tools>`: one more call, with the format in the
+    system prompt, gets the tool call the turn needed."""
+    agent, llm = _agent(pack, ["<tools></tools>", ("premium_estimate", {"product": "실속치매보험", "age": 55, "sex": "여성"}),
+                               "월 17,950원입니다."])
+    state = agent.ask("55세 여성 실속치매보험 보험료")
+    assert [e["name"] for e in state["tool_log"]] == ["premium_estimate"] and state["repaired"] == 1
+    assert "<tool_call>" in llm.calls[1]["messages"][0].content and "<tool_call>" not in llm.calls[0]["messages"][0].content
+    assert "17,950원" in state["answer"] and state["llm_calls"] == 3
+    assert agent.ask("고마워요")["repaired"] == 0  # counted per turn
 
 
 def test_think_filter_handles_split_tags():

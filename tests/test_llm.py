@@ -34,6 +34,17 @@ def test_tool_call_forms_become_openai_tool_calls(text):
     assert json.loads(calls[0]["function"]["arguments"]) == {"age": 45, "sex": "남성"}
 
 
+def test_calls_wrapped_in_the_tools_tag_are_read():
+    """The template lists tools inside <tools>…</tools>; the small model sometimes calls with that tag."""
+    one = '<tools>\n{"name": "premium_estimate", "arguments": {"age": 45}}\n</tools>'
+    assert [c["function"]["name"] for c in parse_tool_calls(one, TOOLS)[1]] == ["premium_estimate"]
+    two = ('<tools>\n{"name": "premium_estimate", "arguments": {"age": 45}}\n'
+           '{"name": "claim_guide", "arguments": {"claim_type": "암"}}\n</tools>')
+    remaining, calls = parse_tool_calls(two, TOOLS)
+    assert remaining == "" and [c["function"]["name"] for c in calls] == ["premium_estimate", "claim_guide"]
+    assert parse_tool_calls("<tools></tools>", TOOLS) == ("<tools></tools>", [])  # nothing to read: stays text
+
+
 def test_several_calls_text_around_and_unknown_names():
     text = ('확인해 볼게요.\n<tool_call>\n{"name": "premium_estimate", "arguments": {"age": 70}}\n</tool_call>\n'
             '<tool_call>\n{"name": "claim_guide", "parameters": {"claim_type": "사망"}}\n</tool_call>')

@@ -44,6 +44,10 @@ REFUSAL_OFF_DOMAIN = "죄송합니다. 저는 {domain} 상담만 도와드릴 �
 DOMAIN_LABELS = {"insurance": "보험", "threat": "위협 평가", "plant": "설비 정비"}
 FINAL_INSTRUCTION = "위 도구 결과만 근거로 마지막 질문에 한국어로 간결하게 답하세요. 도구 결과에 없는 숫자는 말하지 마세요."
 LLM_ERROR_ANSWER = "죄송합니다. 지금 답변 엔진에 연결할 수 없습니다. 잠시 후 다시 시도해 주세요."
+# Said once when the model's first reply is tool markup the server could not read (e.g. an empty
+# <tools></tools>): the same prompt would give the same reply at temperature 0.
+REPAIR_NOTE = ("도구를 쓰려면 <tool_call>{\"name\": \"도구이름\", \"arguments\": {...}}</tool_call> 형식으로만 호출하세요. "
+               "도구가 필요 없으면 한국어로 바로 답하세요.")
 FAILED_ANSWER = "죄송합니다. 지금은 답변을 정리하지 못했습니다. 질문을 조금 바꿔 다시 말씀해 주시겠어요?"
 _MARKUP = re.compile(r"^\s*(<tool_call>|<tools>|```json|\{\s*\"name\"\s*:|\{\{)", re.IGNORECASE)
 MAX_TOOL_RESULT_CHARS = 1500
@@ -64,6 +68,7 @@ class AgentState(TypedDict, total=False):
     tool_steps: int
     capped: bool
     loops: int
+    repaired: int  # first replies that were unreadable markup and were asked again
     tool_log: list[dict[str, Any]]
     llm_calls: int
     prompt_tokens: int
@@ -197,7 +202,7 @@ class Agent:
     def input_guardrail(self, state: AgentState) -> dict:
         last = state["messages"][-1]
         text = last.content if isinstance(last.content, str) else str(last.content)
-        reset = {"query": text, "turn": state.get("turn", 0) + 1, "tool_steps": 0, "capped": False, "loops": 0,
+        reset = {"query": text, "turn": state.get("turn", 0) + 1, "tool_steps": 0, "capped": False, "loops": 0, "repaired": 0,
                  "tool_log": [], "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "routed": [],
                  "no_call": False, "sources": [], "blocked": None, "domain_score": None, "rewritten": text,
                  "rewrite_method": "none", "guard": {}, "error": None}
@@ -267,9 +272,10 @@ class Agent:
         body = f"{question}\n\n[도구 결과]\n" + "\n".join(lines) + f"\n\n{FINAL_INSTRUCTION}" if lines else question
         return messages + [HumanMessage(body)]
 
-    def _call(self, state: AgentState, tools: list[str], final: bool = False) -> tuple[AIMessage, dict]:
+    def _call(self, state: AgentState, tools: list[str], final: bool = False,
+              note: str | None = None) -> tuple[AIMessage, dict]:
         llm = self.llm.bind_tools([self.schema(n) for n in tools]) if tools else self.llm
-        reply = llm.invoke(self._final_prompt(state) if final else self._prompt(state))
+        reply = llm.invoke(self._final_prompt(state) if final else self._prompt(state, note))
         prompt_tokens, completion_tokens = _usage(reply)
         counters = {"llm_calls": state.get("llm_calls", 0) + 1,
                     "prompt_tokens": state.get("prompt_tokens", 0) + prompt_tokens,
@@ -294,6 +300,12 @@ class Agent:
         reply, counters = self._call({**state, **update}, tools)
         update.update(counters)
         calls = list(getattr(reply, "tool_calls", []) or [])
+        if not calls and tools and not state.get("tool_log") and looks_like_markup(str(reply.content)):
+            # unreadable tool markup instead of a call or an answer: ask once more, saying the format
+            reply, more = self._call({**state, **update}, tools, note=REPAIR_NOTE)
+            update.update(more)
+            update["repaired"] = state.get("repaired", 0) + 1
+            calls = list(getattr(reply, "tool_calls", []) or [])
         if not calls and state.get("tool_log") and looks_like_markup(str(reply.content)):
             # tools were used but the reply is markup, not an answer: ask once more without tools
             reply, more = self._call({**state, **update}, [], final=True)

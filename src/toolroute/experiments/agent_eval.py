@@ -65,7 +65,7 @@ def run_scenarios(agent: Any, scenarios: Iterable[Scenario], progress: bool = Tr
             row = {"scenario": scenario.id, "turn": number, "user": turn.user, "rewritten": state.get("rewritten", ""),
                    "routed": state.get("routed", []), **score_turn(turn, state),
                    "tool_steps": state.get("tool_steps", 0), "capped": state.get("capped", False),
-                   "loops": state.get("loops", 0), "blocked": state.get("blocked"),
+                   "loops": state.get("loops", 0), "repaired": state.get("repaired", 0), "blocked": state.get("blocked"),
                    "answer_failed": bool(state.get("guard", {}).get("answer_failed")),
                    "llm_calls": state.get("llm_calls", 0), "prompt_tokens": state.get("prompt_tokens", 0),
                    "completion_tokens": state.get("completion_tokens", 0), "seconds": state.get("seconds"),

@@ -19,7 +19,10 @@ from typing import Any, Iterator
 HANDLER_NAME = "toolroute-qwen-tools"
 STOP = ["<|im_end|>", "<|endoftext|>"]
 
-_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+# The template asks for <tool_call>…</tool_call>; the 1.5B model sometimes wraps the same JSON in the
+# <tools>…</tools> tag the template uses to list the tools (seen on a third of the step-limit tasks).
+_TAGGED = re.compile(r"<(tool_call|tools)>\s*(.*?)\s*(?:</\1>|$)", re.DOTALL)
+_TAGS = ("<tool_call>", "<tools>")
 _FENCED = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
@@ -74,10 +77,15 @@ def _load_call(text: str) -> dict[str, Any] | None:
 def parse_tool_calls(text: str, tool_names: set[str]) -> tuple[str, list[dict[str, Any]]]:
     """Split a reply into (remaining text, OpenAI tool_calls). Unknown tool names stay text."""
     calls: list[dict[str, Any]] = []
-    pieces = _TAGGED.findall(text) if "<tool_call>" in text else [text]
+    tagged = any(tag in text for tag in _TAGS)
+    pieces = [body for _, body in _TAGGED.findall(text)] if tagged else [text]
+    objects = []
     for piece in pieces:
         obj = _load_call(piece)
-        if obj is None or obj["name"] not in tool_names:
+        # several calls in one tag, one JSON object per line
+        objects += [obj] if obj is not None else [o for o in map(_load_call, piece.splitlines()) if o is not None]
+    for obj in objects:
+        if obj["name"] not in tool_names:
             continue
         args = obj.get("arguments", obj.get("parameters", {}))
         if isinstance(args, str):
@@ -94,7 +102,7 @@ def parse_tool_calls(text: str, tool_names: set[str]) -> tuple[str, list[dict[st
         })
     if not calls:
         return text, []
-    remaining = _TAGGED.sub("", text).strip() if "<tool_call>" in text else ""
+    remaining = _TAGGED.sub("", text).strip() if tagged else ""
     return remaining, calls
 
 
@@ -128,7 +136,7 @@ def _may_be_call(buffer: str) -> bool:
     head = buffer.lstrip()
     if not head:
         return True
-    return head.startswith(("<tool_call>", "{", "```")) or "<tool_call>".startswith(head[:11])
+    return head.startswith((*_TAGS, "{", "```")) or any(tag.startswith(head[:len(tag)]) for tag in _TAGS)
 
 
 def qwen_tools_handler(*, llama: Any, messages: list[dict[str, Any]], tools: list[dict] | None = None,
