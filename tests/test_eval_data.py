@@ -13,7 +13,7 @@ from toolroute.evaluation.queries import QueryFileError, load_queries
 
 @pytest.fixture(scope="module")
 def splits():
-    return {s: load_queries(queries_path("insurance", s), TOOL_NAMES) for s in ("dev", "calib", "test")}
+    return {s: load_queries(queries_path("insurance", s), TOOL_NAMES) for s in ("dev", "calib", "tune", "test")}
 
 
 def test_sizes_and_coverage(splits):

@@ -51,7 +51,7 @@ def _router(catalog: Catalog, config: RouterConfig, client, embedder=None) -> To
 
 def _eval_queries_of_every_split() -> list[str]:
     out = []
-    for split in ("dev", "calib", "test"):
+    for split in ("dev", "calib", "tune", "test"):
         path = queries_path("insurance", split)
         if path.is_file():
             out.extend(q.query for q in load_queries(path))
