@@ -41,6 +41,17 @@ def test_splits_are_disjoint(splits):
     assert len(ids) == len(set(ids))
 
 
+def test_tuning_splits_do_not_near_copy_held_out_queries(splits):
+    """Cards are tuned on dev and tune: neither may hold a near-duplicate of a calib or test query.
+    (calib and test share 5 near-duplicates; calib only fits the no-call rule and the input gate.)"""
+    from toolroute.evaluation.leakage import near_duplicate
+
+    held_out = [(s, q) for s in ("calib", "test") for q in splits[s]]
+    copies = [f"{q.id} '{q.query}' ~ {h.id} ({s}) '{h.query}'" for t in ("dev", "tune") for q in splits[t]
+              for s, h in held_out if near_duplicate(q.query, h.query)]
+    assert not copies, "\n".join(copies[:10])
+
+
 def test_no_eval_query_leaks_from_the_cards(splits, insurance_catalog):
     """Exact or near-duplicate (normalised, similarity >= 0.8) pairs between queries and when_to_use."""
     rows = [(q.id, q.query) for s in splits.values() for q in s]
