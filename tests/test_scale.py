@@ -71,11 +71,15 @@ def test_distractors_are_nested_and_bounded(wheel, insurance_catalog):
         bfcl.read_category("made_up", wheel)
 
 
-def test_routing_benchmark_maps_gold_to_the_entry_s_own_function(wheel):
+def test_routing_benchmark_has_one_tool_per_function_name(wheel):
+    """get_weather is defined twice (two descriptions): one tool, the first description, both parameter sets."""
     catalog, queries = bfcl.routing_benchmark(wheel=wheel)
     gold = {q.id: q.expected_tools for q in queries}
     assert gold == {"multiple_0": ("stock.price",), "multiple_1": ("book_flight",), "live_multiple_0": ("get_weather",)}
-    assert len(catalog) == 4 and queries[0].query == "What is AAPL trading at?"
+    assert sorted(catalog.names) == ["book_flight", "get_weather", "stock.price"]
+    weather = catalog.cards["get_weather"]
+    assert weather.purpose == WEATHER_2["description"] and weather.tags == ("city", "days")
+    assert queries[0].query == "What is AAPL trading at?"
 
 
 def test_a_failed_download_is_a_clear_error(tmp_path, monkeypatch):

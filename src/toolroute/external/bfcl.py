@@ -137,16 +137,38 @@ def with_distractors(catalog: Catalog, n: int, seed: int = 0, wheel: Path | None
 
 def routing_benchmark(categories=ROUTING_CATEGORIES, wheel: Path | None = None,
                       limit: int | None = None) -> tuple[Catalog, list[EvalQuery]]:
-    """BFCL questions routed over the union of their categories' functions; gold from possible answers."""
+    """BFCL questions routed over the union of their categories' functions, one tool per function name;
+    gold from the possible answers.
+
+    BFCL defines many names several times with slightly different descriptions (in live_multiple, 923
+    of 1,053 questions' gold function has such a sibling): counted as separate tools, picking the
+    right function in another entry's wording would be a miss. A name keeps its first description
+    and the union of its parameters.
+    """
     docs = function_docs(categories, wheel)
-    catalog = Catalog("bfcl-" + "-".join(categories), {d.name: d.card() for d in docs.values()},
-                      {d.name: CardSource(f"bfcl-eval:{WHEEL}") for d in docs.values()}, authored=False)
+    variants: dict[str, list[FunctionDoc]] = {}
+    for doc in docs.values():
+        variants.setdefault(doc.bfcl_name, []).append(doc)
+    tools: dict[str, FunctionDoc] = {}  # BFCL name -> one tool
+    taken: set[str] = set()
+    for bfcl_name, group in variants.items():
+        base = _NAME.sub("_", bfcl_name) or "tool"
+        name, i = base, 1
+        while name in taken:  # two BFCL names that differ only in characters a card name cannot hold
+            i += 1
+            name = f"{base}__{i}"
+        taken.add(name)
+        params = tuple(dict.fromkeys(p for d in group for p in d.parameters))
+        first = next((d for d in group if d.description), group[0])
+        tools[bfcl_name] = FunctionDoc(name, bfcl_name, first.description, params)
+    catalog = Catalog("bfcl-" + "-".join(categories), {t.name: t.card() for t in tools.values()},
+                      {t.name: CardSource(f"bfcl-eval:{WHEEL}") for t in tools.values()}, authored=False)
     queries = []
     for category in categories:
         answers = {a["id"]: a["ground_truth"] for a in read_category(category, wheel, answers=True)}
         for entry in read_category(category, wheel):
-            by_name = {fn["name"]: docs[_key(fn)].name for fn in entry["function"]}
-            gold = [by_name[name] for call in answers.get(entry["id"], []) for name in call if name in by_name]
+            offered = {fn["name"] for fn in entry["function"]}
+            gold = [tools[name].name for call in answers.get(entry["id"], []) for name in call if name in offered]
             turns = [m for turn in entry["question"] for m in turn if m.get("role") == "user"]
             if not gold or not turns:
                 continue
