@@ -108,3 +108,19 @@ def test_bfcl_routing_table_per_arm_and_category(wheel, tmp_path):
                                                chroma_path=tmp_path / "c", wheel=wheel, progress=False)
     assert set(table["category"]) == {"all", "multiple", "live_multiple"} and set(table["arm"]) == {"dense", "bm25"}
     assert table.loc[table["category"] == "all", "n"].eq(3).all() and table["recall@10"].eq(1.0).all()
+
+
+def test_findings_say_when_hit1_was_below_the_line_before_any_distractor():
+    import pandas as pd
+
+    from toolroute.experiments.scale import findings
+
+    row = {"recall@5": 0.9, "no_call_accuracy": 0.8, "latency_p50_ms": 20.0, "latency_p95_ms": 30.0, "records": 609,
+           "edit_seconds": None, "edit_records_embedded": None}
+    table = pd.DataFrame([{**row, "size": 54, "arm": "dense", "hit@1": 0.72, "edit_seconds": 0.3, "edit_records_embedded": 1},
+                          {**row, "size": 100, "arm": "dense", "hit@1": 0.71},
+                          {**row, "size": 54, "arm": "hybrid", "hit@1": 0.95},
+                          {**row, "size": 100, "arm": "hybrid", "hit@1": 0.85}])
+    lines = findings(table)
+    assert "already at the smallest size" in lines[0] and "first below 0.9 at 100 tools" in lines[1]
+    assert lines[2].startswith("- One-card edit, dense, at 54 tools (609 records): 0.30 s") and len(lines) == 3

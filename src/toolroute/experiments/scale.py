@@ -138,6 +138,35 @@ def first_size_below(table: pd.DataFrame, metric: str = "hit@1", threshold: floa
     return out
 
 
+def findings(table: pd.DataFrame, bfcl_table: pd.DataFrame | None = None, bfcl_questions: int = 0,
+             bfcl_tools: int = 0, threshold: float = 0.9) -> list[str]:
+    """Markdown lines for the notebook's closing cell, computed from the tables."""
+    below = first_size_below(table, "hit@1", threshold)
+    lines = []
+    for arm, part in table.sort_values("size").groupby("arm", sort=False):
+        first, last = part.iloc[0], part.iloc[-1]
+        if below[arm] is None:
+            where = f"never below {threshold} in this range"
+        elif below[arm] == int(first["size"]):
+            where = f"below {threshold} already at the smallest size, so not because of the distractors"
+        else:
+            where = f"first below {threshold} at {below[arm]} tools"
+        lines.append(f"- **{arm}**: Hit@1 {first['hit@1']:.3f} at {int(first['size'])} tools → {last['hit@1']:.3f} at "
+                     f"{int(last['size'])} ({where}); Recall@5 {first['recall@5']:.3f} → {last['recall@5']:.3f}; "
+                     f"no-call accuracy {first['no_call_accuracy']:.3f} → {last['no_call_accuracy']:.3f}; "
+                     f"latency p50 {first['latency_p50_ms']:.1f} → {last['latency_p50_ms']:.1f} ms "
+                     f"(p95 {last['latency_p95_ms']:.1f} ms).")
+    if "edit_seconds" in table:
+        for e in table.dropna(subset=["edit_seconds"]).itertuples():
+            lines.append(f"- One-card edit, {e.arm}, at {int(e.size)} tools ({int(e.records)} records): "
+                         f"{e.edit_seconds:.2f} s ({int(e.edit_records_embedded)} record embedded).")
+    if bfcl_table is not None and len(bfcl_table):
+        best = bfcl_table[bfcl_table["category"] == "all"].sort_values("hit@1", ascending=False).iloc[0]
+        lines.append(f"- BFCL routing ({bfcl_questions} questions, {bfcl_tools} tools): best arm {best['arm']} with "
+                     f"Hit@1 {best['hit@1']:.3f}, Recall@5 {best['recall@5']:.3f}.")
+    return lines
+
+
 def run_bfcl_routing(arms: Sequence[str] = ("dense", "bm25", "hybrid"),
                      categories: Sequence[str] = bfcl.ROUTING_CATEGORIES, config: RouterConfig = RouterConfig(),
                      embedder=None, chroma_path: str | Path | None = None, limit: int | None = None,
