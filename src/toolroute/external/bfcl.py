@@ -91,6 +91,17 @@ def _key(fn: dict) -> tuple[str, str]:
     return fn["name"], (fn.get("description") or "").strip()
 
 
+def _unique_name(bfcl_name: str, taken: set[str]) -> str:
+    """A card-safe tool name for a BFCL name, suffixed `__2`, `__3` … when already taken (and marked taken)."""
+    base = _NAME.sub("_", bfcl_name) or "tool"
+    name, i = base, 1
+    while name in taken:
+        i += 1
+        name = f"{base}__{i}"
+    taken.add(name)
+    return name
+
+
 def function_docs(categories=TOOL_CATEGORIES, wheel: Path | None = None) -> dict[tuple[str, str], FunctionDoc]:
     """Every distinct (name, description) function document, with a unique, card-safe tool name."""
     docs: dict[tuple[str, str], FunctionDoc] = {}
@@ -101,14 +112,8 @@ def function_docs(categories=TOOL_CATEGORIES, wheel: Path | None = None) -> dict
                 key = _key(fn)
                 if key in docs:
                     continue
-                base = _NAME.sub("_", fn["name"]) or "tool"
-                name, i = base, 1
-                while name in taken:
-                    i += 1
-                    name = f"{base}__{i}"
-                taken.add(name)
                 params = tuple(str(p) for p in ((fn.get("parameters") or {}).get("properties") or {}))
-                docs[key] = FunctionDoc(name, fn["name"], key[1], params)
+                docs[key] = FunctionDoc(_unique_name(fn["name"], taken), fn["name"], key[1], params)
     return docs
 
 
@@ -152,15 +157,9 @@ def routing_benchmark(categories=ROUTING_CATEGORIES, wheel: Path | None = None,
     tools: dict[str, FunctionDoc] = {}  # BFCL name -> one tool
     taken: set[str] = set()
     for bfcl_name, group in variants.items():
-        base = _NAME.sub("_", bfcl_name) or "tool"
-        name, i = base, 1
-        while name in taken:  # two BFCL names that differ only in characters a card name cannot hold
-            i += 1
-            name = f"{base}__{i}"
-        taken.add(name)
         params = tuple(dict.fromkeys(p for d in group for p in d.parameters))
         first = next((d for d in group if d.description), group[0])
-        tools[bfcl_name] = FunctionDoc(name, bfcl_name, first.description, params)
+        tools[bfcl_name] = FunctionDoc(_unique_name(bfcl_name, taken), bfcl_name, first.description, params)
     catalog = Catalog("bfcl-" + "-".join(categories), {t.name: t.card() for t in tools.values()},
                       {t.name: CardSource(f"bfcl-eval:{WHEEL}") for t in tools.values()}, authored=False)
     queries = []
