@@ -9,18 +9,27 @@ PARAMS ?= notebooks/params/default.yaml
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
-# llama-cpp-python (the embedded LLM runtime) builds from source: about 10 minutes on 2 cores, once
-# (pip keeps the wheel in its cache). No tests or examples of llama.cpp are built.
-export CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+# llama-cpp-python (the embedded LLM runtime) builds from source: about 10 minutes on 2 cores, once.
+# Portable x86-64 flags (AVX2, no -march=native): a native build on a CPU that advertises AMX emits
+# AMX tile instructions, which crashed with a protection fault on a VM that does not enable them; and
+# pip's own wheel cache would hand a native build to a different machine. The wheel is kept under
+# LLAMA_WHEELS, keyed by the flags, and pip's cache is not used for it.
+export CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON \
+  -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+LLAMA_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
+LLAMA_WHEELS  ?= $(HOME)/.cache/toolroute/wheels/llama-$(shell echo "$(LLAMA_VERSION) $(CMAKE_ARGS)" | sha256sum | cut -c1-12)
 
 .PHONY: setup run test lab bench reference lock clean-index
 
 setup: $(STAMP)
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+	  $(PY) -m pip wheel --quiet --no-deps --no-cache-dir "llama_cpp_python==$(LLAMA_VERSION)" -w $(LLAMA_WHEELS)
+	$(PY) -m pip install --quiet --no-deps --force-reinstall $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	$(PY) -m pip install --quiet --no-deps -r requirements.lock
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m pip check

@@ -187,3 +187,15 @@ def test_embedded_server_returns_real_tool_calls_and_streams(tmp_path):
         assert again.tool_calls[0]["args"] == reply.tool_calls[0]["args"]  # temperature 0 + seed: repeatable
         chunks = list(bound.stream([system, HumanMessage("안녕하세요")]))
         assert len(chunks) > 2 and "".join(c.content for c in chunks).strip()
+
+
+def test_setup_check_names_a_runtime_that_crashes_while_generating(monkeypatch):
+    from toolroute import models
+
+    monkeypatch.setattr(models, "_GENERATE", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
+    problem = models.generation_problem("/no/model.gguf")
+    assert "SIGSEGV" in problem and "make setup" in problem
+    monkeypatch.setattr(models, "_GENERATE", "import sys; sys.exit('model file is truncated')")
+    assert models.generation_problem("/no/model.gguf").endswith("model file is truncated")
+    monkeypatch.setattr(models, "_GENERATE", "pass")
+    assert models.generation_problem("/no/model.gguf") is None

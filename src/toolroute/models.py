@@ -21,6 +21,34 @@ MODELS = {
 }
 
 
+_GENERATE = """
+import sys
+from llama_cpp import Llama
+llm = Llama(model_path=sys.argv[1], n_ctx=1024, verbose=False)
+out = llm("보험료 계산과 보장 내용을 안내합니다. " * 40, max_tokens=4, temperature=0)
+assert out["usage"]["prompt_tokens"] > 200
+"""
+
+
+def generation_problem(model_path) -> str | None:
+    """Generate a few tokens after a few hundred prompt tokens, in a child process: importing
+    llama_cpp proves little, and a build with instructions this CPU (or VM) does not allow dies
+    only once the batched matrix code runs."""
+    import signal
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _GENERATE, str(model_path)], capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    if done.returncode < 0:
+        name = signal.Signals(-done.returncode).name
+        return (f"generating with the embedded model crashed ({name}): the llama-cpp-python build does not run on "
+                "this CPU. Rebuild it with portable flags: `rm -rf ~/.cache/toolroute/wheels && make setup` "
+                "(the Makefile's CMAKE_ARGS), or set TOOLROUTE_LLM_BASE_URL to an OpenAI-compatible server.")
+    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return f"generating with the embedded model failed (exit {done.returncode}): {tail}"
+
+
 def check() -> int:
     offline_env()
     problems = []
@@ -61,6 +89,12 @@ def check() -> int:
 
     if runtime_problem():
         problems.append(f"{list(MODELS)[4]}: {runtime_problem()}")
+    elif not any(p.startswith(list(MODELS)[3]) for p in problems):
+        from toolroute.llm.gguf import ensure_model
+
+        crash = generation_problem(ensure_model())
+        if crash:
+            problems.append(f"{list(MODELS)[4]}: {crash}")
     if problems:
         print("offline models missing or broken:\n  - " + "\n  - ".join(problems), file=sys.stderr)
         return 1
