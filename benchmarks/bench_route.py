@@ -32,6 +32,43 @@ def latency(router, queries: list[str]) -> tuple[float, float, float]:
     return float(np.percentile(times, 50)), float(np.percentile(times, 95)), statistics.fmean(times)
 
 
+_UNDER_LOAD_CHILD = """
+import statistics, sys, time
+import numpy as np
+from toolroute.embeddings import get_embedder
+e = get_embedder()
+e.embed_passages([f"보험 상품 설명 문장 {i}번" for i in range(160)])  # a batch first, as an index build does
+times = []
+for i in range(40):
+    start = time.perf_counter()
+    e.embed_queries([f"암보험 보험료 얼마예요 {i}"])
+    times.append((time.perf_counter() - start) * 1000)
+print(f"{np.percentile(times, 50):.1f} {np.percentile(times, 95):.1f}")
+"""
+
+
+def embedding_under_load(busy: int = 2) -> None:
+    """One-query embedding latency while `busy` processes hold the cores (as the local LLM does),
+    with toolroute's OpenMP default (threads sleep) and with libgomp's own (threads spin)."""
+    import os
+    import subprocess
+    import sys
+
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    try:
+        base = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "TOOLROUTE_OMP_DEFAULTS")}
+        arms = {"toolroute default (OMP_WAIT_POLICY=PASSIVE)": base,
+                "libgomp default (TOOLROUTE_OMP_DEFAULTS=0)": {**base, "TOOLROUTE_OMP_DEFAULTS": "0"}}
+        for label, env in arms.items():
+            out = subprocess.run([sys.executable, "-c", _UNDER_LOAD_CHILD], env=env, capture_output=True,
+                                 text=True, check=True).stdout.split()
+            print(f"one-query embedding with {busy} busy processes, {label}: p50 {float(out[0]):.0f} ms, "
+                  f"p95 {float(out[1]):.0f} ms")
+    finally:
+        for hog in hogs:
+            hog.kill()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pipeline", action="store_true", help="also time the smoke papermill pipeline")
@@ -67,6 +104,7 @@ def main() -> None:
             p50, p95, mean = latency(r, queries)
             print(f"route latency, {arm:<6} one query at a time (n={len(queries)}): "
                   f"p50 {p50:.1f} ms, p95 {p95:.1f} ms, mean {mean:.1f} ms")
+    embedding_under_load()
     if args.pipeline:
         from toolroute.pipeline import run_pipeline
 

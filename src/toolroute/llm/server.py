@@ -19,6 +19,21 @@ from typing import Any
 DEFAULT_CTX = 8192  # tokens: 54 tool schemas never go in, the top-k few do
 
 
+def server_env(parent: dict[str, str] | None = None) -> dict[str, str]:
+    """The LLM child's environment: without the OpenMP defaults toolroute set for the embedder
+    (llama.cpp's threads should spin while it computes), and told not to set them again."""
+    import os
+
+    import toolroute
+
+    env = dict(os.environ if parent is None else parent)
+    for key, value in toolroute.OMP_APPLIED.items():
+        if env.get(key) == value:
+            env.pop(key)
+    env["TOOLROUTE_OMP_DEFAULTS"] = "0"
+    return env
+
+
 class LLMUnavailable(RuntimeError):
     """The embedded LLM cannot run here; the message says what is missing and what to do instead."""
 
@@ -86,7 +101,7 @@ class LocalLLMServer:
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         cmd = [sys.executable, "-m", "toolroute.llm.serve", "--model", str(self.model_path), "--port", str(self.port),
                "--n-ctx", str(self.n_ctx), "--alias", self.alias]
-        self.process = subprocess.Popen(cmd, stdout=log, stderr=log)
+        self.process = subprocess.Popen(cmd, stdout=log, stderr=log, env=server_env())
         atexit.register(self.stop)
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
