@@ -95,20 +95,24 @@ def test_unknown_parameter_is_reported_before_running(tmp_path):
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
-@kernel_sockets[0]
-@kernel_sockets[1]
-def test_failing_notebook_is_named_with_its_cell_and_earlier_outputs_stay(tmp_path):
+def _write_notebooks(nbdir, sources: dict[str, str]):
     import nbformat
 
-    nbdir = tmp_path / "nbs"
     nbdir.mkdir()
-    for name, source in [("a_ok", "x = 1"), ("b_fails", "raise RuntimeError('broken on purpose')")]:
+    for name, source in sources.items():
         nb = nbformat.v4.new_notebook()
         params = nbformat.v4.new_code_cell("output_dir = '.'")
         params.metadata["tags"] = ["parameters"]
         nb.cells = [params, nbformat.v4.new_code_cell(source)]
         nb.metadata["kernelspec"] = {"name": "toolroute", "display_name": "toolroute", "language": "python"}
         nbformat.write(nb, nbdir / f"{name}.ipynb")
+
+
+@kernel_sockets[0]
+@kernel_sockets[1]
+def test_failing_notebook_is_named_with_its_cell_and_earlier_outputs_stay(tmp_path):
+    nbdir = tmp_path / "nbs"
+    _write_notebooks(nbdir, {"a_ok": "x = 1", "b_fails": "raise RuntimeError('broken on purpose')"})
     params = tmp_path / "p.yaml"
     params.write_text("notebooks:\n  - name: a_ok\n  - name: b_fails\n")
     with pytest.raises(PipelineError, match=r"notebook 'b_fails' failed at cell \d+: RuntimeError: broken on purpose"):
@@ -117,6 +121,22 @@ def test_failing_notebook_is_named_with_its_cell_and_earlier_outputs_stay(tmp_pa
     assert manifest["notebooks"]["a_ok"]["status"] == "ok"
     assert manifest["notebooks"]["b_fails"]["status"] == "failed"
     assert (tmp_path / "runs/r/a_ok.ipynb").exists()
+
+
+@kernel_sockets[0]
+@kernel_sockets[1]
+def test_only_runs_the_named_notebooks_and_keeps_the_others(tmp_path):
+    nbdir = tmp_path / "nbs"
+    _write_notebooks(nbdir, {"a_first": "x = 1", "b_second": "y = 2"})
+    params = tmp_path / "p.yaml"
+    params.write_text("notebooks:\n  - name: a_first\n  - name: b_second\n")
+    run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir, only=["a_first"])
+    assert (tmp_path / "runs/r/a_first.ipynb").exists() and not (tmp_path / "runs/r/b_second.ipynb").exists()
+    run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir, only=["b_second"])
+    manifest = json.loads((tmp_path / "runs/r/manifest.json").read_text())
+    assert [manifest["notebooks"][n]["status"] for n in ("a_first", "b_second")] == ["ok", "ok"]
+    with pytest.raises(PipelineError, match=r"p.yaml: --only names \['c_third'\].*lists \['a_first', 'b_second'\]"):
+        run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir, only=["c_third"])
 
 
 def test_committed_notebooks_have_no_outputs_and_run_in_order():

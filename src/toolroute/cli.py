@@ -220,7 +220,9 @@ def cmd_leakage(args) -> int:
 def cmd_run(args) -> int:
     from toolroute.pipeline import run_pipeline
 
-    run_dir = run_pipeline(args.params, run_id=args.run_id, resume=args.resume, stream_output=not args.quiet)
+    only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
+    run_dir = run_pipeline(args.params, run_id=args.run_id, resume=args.resume, stream_output=not args.quiet,
+                           only=only)
     print(f"run written to {run_dir}")
     return 0
 
@@ -313,6 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--params", default="notebooks/params/default.yaml")
     p.add_argument("--run-id", default=None)
     p.add_argument("--resume", action="store_true", help="skip notebooks whose outputs exist for the same parameters")
+    p.add_argument("--only", default=None, metavar="NAMES",
+                   help="run only these notebooks of the parameter set, comma-separated (e.g. 06_scale); "
+                        "with --run-id, the other notebooks' outputs in that run folder stay")
     p.add_argument("--quiet", action="store_true",
                    help="show one progress bar per notebook (cells) instead of what the notebooks print")
     p.set_defaults(func=cmd_run)

@@ -14,6 +14,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -192,14 +193,22 @@ def _digest(obj) -> str:
 
 def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: bool = False,
                  runs_root: str | Path | None = None, notebooks_dir: str | Path | None = None,
-                 stream_output: bool = False) -> Path:
+                 stream_output: bool = False, only: Sequence[str] | None = None) -> Path:
     """Run the plan; `stream_output` also echoes what the notebooks print (their progress bars
-    included) to this process's stdout/stderr, so a long notebook shows how far it is."""
+    included) to this process's stdout/stderr, so a long notebook shows how far it is. `only`
+    runs just those notebooks of the parameter set (the others' outputs in the run folder stay)."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
     params = load_params(params_path)
     plan = check_notebooks(params, Path(notebooks_dir) if notebooks_dir else None)
+    if only:
+        names = [name for name, *_ in plan]
+        unknown = [n for n in only if n not in names]
+        if unknown:
+            raise PipelineError(f"{params['_path']}: --only names {unknown}, which the parameter set does not "
+                                f"list; it lists {names}")
+        plan = [step for step in plan if step[0] in only]
     preflight(params, plan)
     kernel = params.get("kernel", "toolroute")
     run_id = run_id or datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S") + "-" + Path(params["_path"]).stem
