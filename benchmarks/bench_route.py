@@ -32,8 +32,8 @@ def latency(router, queries: list[str]) -> tuple[float, float, float]:
     return float(np.percentile(times, 50)), float(np.percentile(times, 95)), statistics.fmean(times)
 
 
-_UNDER_LOAD_CHILD = """
-import statistics, sys, time
+_EMBED_LATENCY_CHILD = """
+import time
 import numpy as np
 from toolroute.embeddings import get_embedder
 e = get_embedder()
@@ -47,26 +47,54 @@ print(f"{np.percentile(times, 50):.1f} {np.percentile(times, 95):.1f}")
 """
 
 
-def embedding_under_load(busy: int = 2) -> None:
-    """One-query embedding latency while `busy` processes hold the cores (as the local LLM does),
-    with toolroute's OpenMP default (threads sleep) and with libgomp's own (threads spin)."""
+def _generate_until(base_url: str, stop) -> None:
+    import json
+    import urllib.request
+
+    body = json.dumps({"model": "local", "max_tokens": 200,
+                       "messages": [{"role": "user", "content": "보험 상품을 자세히 설명해 주세요."}]}).encode()
+    while not stop.is_set():
+        request = urllib.request.Request(f"{base_url}/chat/completions", body, {"content-type": "application/json"})
+        urllib.request.urlopen(request, timeout=300).read()
+
+
+def embedding_next_to_the_llm() -> None:
+    """One-query embedding latency idle and while the local LLM generates, per OpenMP setting:
+    toolroute's default (a short spin), sleeping threads (PASSIVE) and libgomp's own long spin."""
     import os
     import subprocess
     import sys
+    import threading
 
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    from toolroute.llm.server import LLMUnavailable, LocalLLMServer
+
+    base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY", "TOOLROUTE_OMP_DEFAULTS")}
+    arms = {"toolroute default (GOMP_SPINCOUNT=1000)": base,
+            "OMP_WAIT_POLICY=PASSIVE": {**base, "TOOLROUTE_OMP_DEFAULTS": "0", "OMP_WAIT_POLICY": "PASSIVE"},
+            "libgomp default (TOOLROUTE_OMP_DEFAULTS=0)": {**base, "TOOLROUTE_OMP_DEFAULTS": "0"}}
+
+    def measure(label: str, env: dict, where: str) -> None:
+        out = subprocess.run([sys.executable, "-c", _EMBED_LATENCY_CHILD], env=env, capture_output=True, text=True,
+                             check=True).stdout.split()
+        print(f"one-query embedding, {where}, {label}: p50 {float(out[0]):.1f} ms, p95 {float(out[1]):.1f} ms")
+
+    for label, env in arms.items():
+        measure(label, env, "idle")
     try:
-        base = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "TOOLROUTE_OMP_DEFAULTS")}
-        arms = {"toolroute default (OMP_WAIT_POLICY=PASSIVE)": base,
-                "libgomp default (TOOLROUTE_OMP_DEFAULTS=0)": {**base, "TOOLROUTE_OMP_DEFAULTS": "0"}}
+        server = LocalLLMServer().start()
+    except LLMUnavailable as exc:
+        print(f"(no embedded LLM to load the cores: {exc})")
+        return
+    stop = threading.Event()
+    load = threading.Thread(target=_generate_until, args=(server.base_url, stop), daemon=True)
+    try:
+        load.start()
+        time.sleep(2)
         for label, env in arms.items():
-            out = subprocess.run([sys.executable, "-c", _UNDER_LOAD_CHILD], env=env, capture_output=True,
-                                 text=True, check=True).stdout.split()
-            print(f"one-query embedding with {busy} busy processes, {label}: p50 {float(out[0]):.0f} ms, "
-                  f"p95 {float(out[1]):.0f} ms")
+            measure(label, env, "LLM generating")
     finally:
-        for hog in hogs:
-            hog.kill()
+        stop.set()
+        server.stop()
 
 
 def main() -> None:
@@ -104,7 +132,7 @@ def main() -> None:
             p50, p95, mean = latency(r, queries)
             print(f"route latency, {arm:<6} one query at a time (n={len(queries)}): "
                   f"p50 {p50:.1f} ms, p95 {p95:.1f} ms, mean {mean:.1f} ms")
-    embedding_under_load()
+    embedding_next_to_the_llm()
     if args.pipeline:
         from toolroute.pipeline import run_pipeline
 

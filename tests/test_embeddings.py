@@ -78,7 +78,7 @@ def test_a_repeated_single_query_is_embedded_once():
 def _child_env(**changes):
     import os
 
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "TOOLROUTE_OMP_DEFAULTS")}
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "TOOLROUTE_OMP_DEFAULTS")}
     env.update(changes)
     return env
 
@@ -87,13 +87,13 @@ def _omp_policy_after_import(env) -> str:
     import subprocess
     import sys
 
-    code = "import os, toolroute; print(os.environ.get('OMP_WAIT_POLICY', '-'))"
+    code = "import os, toolroute; print(os.environ.get('GOMP_SPINCOUNT', '-'))"
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
 
 
-def test_importing_toolroute_makes_openmp_threads_sleep_unless_the_user_chose():
-    assert _omp_policy_after_import(_child_env()) == "PASSIVE"
-    assert _omp_policy_after_import(_child_env(OMP_WAIT_POLICY="ACTIVE")) == "ACTIVE"
+def test_importing_toolroute_shortens_the_openmp_spin_unless_the_user_chose():
+    assert _omp_policy_after_import(_child_env()) == "1000"
+    assert _omp_policy_after_import(_child_env(GOMP_SPINCOUNT="INFINITE")) == "INFINITE"
     assert _omp_policy_after_import(_child_env(TOOLROUTE_OMP_DEFAULTS="0")) == "-"
 
 
@@ -101,10 +101,10 @@ def test_the_llm_server_child_does_not_inherit_the_embedder_openmp_default(monke
     import toolroute
     from toolroute.llm.server import server_env
 
-    monkeypatch.setattr(toolroute, "OMP_APPLIED", {"OMP_WAIT_POLICY": "PASSIVE"})
-    env = server_env({"OMP_WAIT_POLICY": "PASSIVE", "PATH": "/bin"})
-    assert "OMP_WAIT_POLICY" not in env and env["TOOLROUTE_OMP_DEFAULTS"] == "0"
+    monkeypatch.setattr(toolroute, "OMP_APPLIED", {"GOMP_SPINCOUNT": "1000"})
+    env = server_env({"GOMP_SPINCOUNT": "1000", "PATH": "/bin"})
+    assert "GOMP_SPINCOUNT" not in env and env["TOOLROUTE_OMP_DEFAULTS"] == "0"
     assert _omp_policy_after_import(_child_env(**{k: v for k, v in env.items() if k != "PATH"})) == "-"
     # a value the user set themselves is theirs to keep
     monkeypatch.setattr(toolroute, "OMP_APPLIED", {})
-    assert server_env({"OMP_WAIT_POLICY": "PASSIVE"})["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert server_env({"GOMP_SPINCOUNT": "1000"})["GOMP_SPINCOUNT"] == "1000"

@@ -8,12 +8,13 @@ import os as _os
 
 __version__ = "0.1.0"
 
-# The e5 embedder runs on OpenMP. With libgomp's default wait policy its idle threads spin, and
-# when another process (the local LLM, a test run) holds the 2 cores, one query embedding after a
-# batch took 1.7 s instead of ~20 ms. PASSIVE threads sleep instead. Set before any OpenMP
-# library loads, never over the user's own setting; TOOLROUTE_OMP_DEFAULTS=0 turns it off (the
-# LLM server child, whose own threads should spin, gets that).
-OMP_DEFAULTS = {"OMP_WAIT_POLICY": "PASSIVE"}
+# The e5 embedder runs on OpenMP (libgomp). By default libgomp's idle threads spin for a long
+# while before they sleep; when the local LLM held the 2 cores, one query embedding took 1.4 s
+# instead of ~10 ms. A short spin (GOMP_SPINCOUNT=1000) keeps the idle speed and stays near 26 ms
+# next to a generating LLM (OMP_WAIT_POLICY=PASSIVE: 19 ms there, but 26 ms idle); see make bench.
+# Set before any OpenMP library loads, never over the user's own setting; TOOLROUTE_OMP_DEFAULTS=0
+# turns it off (the LLM server child, whose own threads should spin, gets that).
+OMP_DEFAULTS = {"GOMP_SPINCOUNT": "1000"}
 OMP_APPLIED: dict[str, str] = {}  # the defaults this process set (not the user's own values)
 if _os.environ.get("TOOLROUTE_OMP_DEFAULTS", "1") != "0":
     for _key, _value in OMP_DEFAULTS.items():

@@ -21,7 +21,7 @@ DEFAULT_CTX = 8192  # tokens: 54 tool schemas never go in, the top-k few do
 
 def server_env(parent: dict[str, str] | None = None) -> dict[str, str]:
     """The LLM child's environment: without the OpenMP defaults toolroute set for the embedder
-    (llama.cpp's threads should spin while it computes), and told not to set them again."""
+    (llama.cpp's threads should spin between its own steps), and told not to set them again."""
     import os
 
     import toolroute
