@@ -21,7 +21,7 @@ from toolroute.experiments import ablation, rag_eval
 
 REFERENCE = ROOT / "results/reference/02_toolcard_ablation/ablation_test.csv"
 RECOMPUTED = ["dense:e5-small:multi/top2", "hybrid:e5-small:multi/top2", "bm25"]
-CROSS_CPU_QUERIES = 2  # queries whose rank may differ on another CPU type (see the module docstring)
+CROSS_CPU_QUERIES = 3  # queries whose rank may differ on another CPU type (2 seen per split; see the docstring)
 
 
 def assert_metrics_close(mine: pd.Series, committed: pd.Series, n_call: int, n_no_call: int, exact: bool):
