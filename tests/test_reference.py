@@ -139,3 +139,35 @@ def test_ingest_reference_retrieval_is_reproducible(ingest_params, reference_doc
     committed_ranks = {i: (None if pd.isna(v) else int(v)) for i, v in ranks.items()}
     assert committed_ranks.keys() == mine_ranks.keys()
     assert sum(committed_ranks[i] != mine_ranks[i] for i in mine_ranks) <= moved
+
+
+SCALE = ROOT / "results/reference/06_scale"
+
+
+@pytest.mark.slow
+def test_scale_reference_small_sizes_and_bfcl_bm25_are_reproducible(tmp_path, monkeypatch):
+    """The two smallest catalogue sizes (distractors drawn with the run's seed) and BFCL's own
+    questions on the BM25 arm (no embedding, so exact anywhere) come out as committed."""
+    from toolroute.experiments import scale
+
+    monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "state"))
+    params = json.loads((ROOT / "results/reference/manifest.json").read_text())["notebooks"]["06_scale"]["parameters"]
+    committed = pd.read_csv(SCALE / "scale.csv")
+    sizes = sorted(committed["size"].unique())[:2]
+    mine = scale.run_scale(sizes, params["arms"], split=params["split"], latency_queries=5,
+                           seed=params.get("seed", 0), chroma_path=tmp_path / "chroma", progress=False)
+    queries = load_queries(queries_path("insurance", params["split"]), tool_names("insurance"))
+    n_call, n_no_call = sum(q.is_call for q in queries), sum(not q.is_call for q in queries)
+    metrics = ["hit@1", "mrr", "no_call_accuracy", "false_no_call_rate", *[c for c in committed if c.startswith("recall@")]]
+    for (size, arm), row in committed[committed["size"].isin(sizes)].set_index(["size", "arm"]).iterrows():
+        got = mine.set_index(["size", "arm"]).loc[(size, arm)]
+        assert (got["tools"], got["records"]) == (row["tools"], row["records"])
+        assert_metrics_close(got[metrics], row[metrics], n_call, n_no_call, exact=same_cpu_type())
+
+    bfcl_committed = pd.read_csv(SCALE / "bfcl_routing.csv")
+    table, _, _ = scale.run_bfcl_routing(["bm25"], categories=params["bfcl_categories"], limit=params["bfcl_limit"],
+                                         chroma_path=tmp_path / "chroma", progress=False)
+    columns = ["arm", "category", "n", "tools", "hit@1", "mrr", *[c for c in table.columns if c.startswith("recall@")]]
+    pd.testing.assert_frame_equal(table[columns].reset_index(drop=True),
+                                  bfcl_committed[bfcl_committed.arm == "bm25"][columns].reset_index(drop=True),
+                                  check_dtype=False, atol=1e-9, rtol=0)
