@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from toolroute.config import ROOT
-from toolroute.pipeline import PipelineError, load_params, run_pipeline
+from toolroute.pipeline import PipelineError, cpu_model, load_params, run_pipeline
 
 # Jupyter kernels talk to papermill over loopback TCP; nothing else may be reached.
 kernel_sockets = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1", "::1", "localhost"])]
@@ -135,6 +135,7 @@ def test_only_runs_the_named_notebooks_and_keeps_the_others(tmp_path):
     run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir, only=["b_second"])
     manifest = json.loads((tmp_path / "runs/r/manifest.json").read_text())
     assert [manifest["notebooks"][n]["status"] for n in ("a_first", "b_second")] == ["ok", "ok"]
+    assert manifest["notebooks"]["a_first"]["cpu"] == manifest["cpu"] == cpu_model()  # where each part ran
     with pytest.raises(PipelineError, match=r"p.yaml: --only names \['c_third'\].*lists \['a_first', 'b_second'\]"):
         run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir, only=["c_third"])
 

@@ -250,7 +250,8 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
         print(f"[{name}] running …", flush=True)
         start = time.perf_counter()
         entry = {"parameters": given, "params_digest": key, "status": "running", "git_commit": manifest["git_commit"],
-                 "started": datetime.now(timezone.utc).isoformat()}  # per notebook: a resumed run may span commits
+                 "cpu": manifest["cpu"],  # per notebook: a resumed run may span commits and machines
+                 "started": datetime.now(timezone.utc).isoformat()}
         manifest["notebooks"][name] = entry
         manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
         try:
