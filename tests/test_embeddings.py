@@ -83,7 +83,7 @@ def _child_env(**changes):
     return env
 
 
-def _omp_policy_after_import(env) -> str:
+def _spincount_after_import(env) -> str:
     import subprocess
     import sys
 
@@ -92,9 +92,9 @@ def _omp_policy_after_import(env) -> str:
 
 
 def test_importing_toolroute_shortens_the_openmp_spin_unless_the_user_chose():
-    assert _omp_policy_after_import(_child_env()) == "1000"
-    assert _omp_policy_after_import(_child_env(GOMP_SPINCOUNT="INFINITE")) == "INFINITE"
-    assert _omp_policy_after_import(_child_env(TOOLROUTE_OMP_DEFAULTS="0")) == "-"
+    assert _spincount_after_import(_child_env()) == "1000"
+    assert _spincount_after_import(_child_env(GOMP_SPINCOUNT="INFINITE")) == "INFINITE"
+    assert _spincount_after_import(_child_env(TOOLROUTE_OMP_DEFAULTS="0")) == "-"
 
 
 def test_the_llm_server_child_does_not_inherit_the_embedder_openmp_default(monkeypatch):
@@ -104,7 +104,7 @@ def test_the_llm_server_child_does_not_inherit_the_embedder_openmp_default(monke
     monkeypatch.setattr(toolroute, "OMP_APPLIED", {"GOMP_SPINCOUNT": "1000"})
     env = server_env({"GOMP_SPINCOUNT": "1000", "PATH": "/bin"})
     assert "GOMP_SPINCOUNT" not in env and env["TOOLROUTE_OMP_DEFAULTS"] == "0"
-    assert _omp_policy_after_import(_child_env(**{k: v for k, v in env.items() if k != "PATH"})) == "-"
+    assert _spincount_after_import(_child_env(**{k: v for k, v in env.items() if k != "PATH"})) == "-"
     # a value the user set themselves is theirs to keep
     monkeypatch.setattr(toolroute, "OMP_APPLIED", {})
     assert server_env({"GOMP_SPINCOUNT": "1000"})["GOMP_SPINCOUNT"] == "1000"

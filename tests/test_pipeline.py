@@ -95,9 +95,11 @@ def test_unknown_parameter_is_reported_before_running(tmp_path):
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
-def _write_notebooks(nbdir, sources: dict[str, str]):
+def _write_notebooks(tmp_path, sources: dict[str, str]):
+    """Tiny notebooks in tmp_path/nbs and a parameter file listing them in order: (nbdir, params)."""
     import nbformat
 
+    nbdir = tmp_path / "nbs"
     nbdir.mkdir()
     for name, source in sources.items():
         nb = nbformat.v4.new_notebook()
@@ -106,15 +108,15 @@ def _write_notebooks(nbdir, sources: dict[str, str]):
         nb.cells = [params, nbformat.v4.new_code_cell(source)]
         nb.metadata["kernelspec"] = {"name": "toolroute", "display_name": "toolroute", "language": "python"}
         nbformat.write(nb, nbdir / f"{name}.ipynb")
+    params = tmp_path / "p.yaml"
+    params.write_text("notebooks:\n" + "".join(f"  - name: {name}\n" for name in sources))
+    return nbdir, params
 
 
 @kernel_sockets[0]
 @kernel_sockets[1]
 def test_failing_notebook_is_named_with_its_cell_and_earlier_outputs_stay(tmp_path):
-    nbdir = tmp_path / "nbs"
-    _write_notebooks(nbdir, {"a_ok": "x = 1", "b_fails": "raise RuntimeError('broken on purpose')"})
-    params = tmp_path / "p.yaml"
-    params.write_text("notebooks:\n  - name: a_ok\n  - name: b_fails\n")
+    nbdir, params = _write_notebooks(tmp_path, {"a_ok": "x = 1", "b_fails": "raise RuntimeError('broken on purpose')"})
     with pytest.raises(PipelineError, match=r"notebook 'b_fails' failed at cell \d+: RuntimeError: broken on purpose"):
         run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir)
     manifest = json.loads((tmp_path / "runs/r/manifest.json").read_text())
@@ -126,10 +128,7 @@ def test_failing_notebook_is_named_with_its_cell_and_earlier_outputs_stay(tmp_pa
 @kernel_sockets[0]
 @kernel_sockets[1]
 def test_only_runs_the_named_notebooks_and_keeps_the_others(tmp_path):
-    nbdir = tmp_path / "nbs"
-    _write_notebooks(nbdir, {"a_first": "x = 1", "b_second": "y = 2"})
-    params = tmp_path / "p.yaml"
-    params.write_text("notebooks:\n  - name: a_first\n  - name: b_second\n")
+    nbdir, params = _write_notebooks(tmp_path, {"a_first": "x = 1", "b_second": "y = 2"})
     run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir, only=["a_first"])
     assert (tmp_path / "runs/r/a_first.ipynb").exists() and not (tmp_path / "runs/r/b_second.ipynb").exists()
     run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir, only=["b_second"])

@@ -73,10 +73,11 @@ def check() -> int:
         assert tokenize_korean("보험료를 알려주세요")
     except Exception as exc:  # noqa: BLE001
         problems.append(f"{list(MODELS)[2]}: {exc} (package {MODELS[list(MODELS)[2]]})")
+    model_path = None
     try:
         from toolroute.llm.gguf import ensure_model
 
-        ensure_model()
+        model_path = ensure_model()
     except Exception as exc:  # noqa: BLE001
         problems.append(f"{list(MODELS)[3]}: {exc}")
     try:
@@ -89,10 +90,8 @@ def check() -> int:
 
     if runtime_problem():
         problems.append(f"{list(MODELS)[4]}: {runtime_problem()}")
-    elif not any(p.startswith(list(MODELS)[3]) for p in problems):
-        from toolroute.llm.gguf import ensure_model
-
-        crash = generation_problem(ensure_model())
+    elif model_path is not None:
+        crash = generation_problem(model_path)
         if crash:
             problems.append(f"{list(MODELS)[4]}: {crash}")
     if problems:

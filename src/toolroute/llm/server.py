@@ -7,6 +7,7 @@ model cannot take the notebook down), waits until `/v1/models` answers, and stop
 from __future__ import annotations
 
 import atexit
+import os
 import socket
 import subprocess
 import sys
@@ -16,16 +17,14 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import toolroute
+
 DEFAULT_CTX = 8192  # tokens: 54 tool schemas never go in, the top-k few do
 
 
 def server_env(parent: dict[str, str] | None = None) -> dict[str, str]:
     """The LLM child's environment: without the OpenMP defaults toolroute set for the embedder
     (llama.cpp's threads should spin between its own steps), and told not to set them again."""
-    import os
-
-    import toolroute
-
     env = dict(os.environ if parent is None else parent)
     for key, value in toolroute.OMP_APPLIED.items():
         if env.get(key) == value:
