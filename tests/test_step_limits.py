@@ -157,6 +157,36 @@ def test_scoring_of_single_runs():
     assert row["error"] == "APITimeoutError: slow" and not row["completed"]
 
 
+def test_runs_the_cap_never_touched_are_copied_to_larger_caps_and_the_copies_equal_real_runs(frame):
+    ran = frame[frame.reused_from_cap == 0]
+    # th02 and th04 end uncapped at cap 1; th10 needs caps 1-2 and th15 caps 1-3 before a run ends uncapped
+    assert ran.groupby("task_id").cap.max().to_dict() == {"th02": 1, "th04": 1, "th10": 2, "th15": 3}
+    assert len(ran) == 7 and (frame.reuse_check == "").all()
+    copies = frame[frame.reused_from_cap > 0]
+    assert (copies.reused_from_cap < copies.cap).all() and not copies.capped.any()
+    every = run_step_limits(["threat"], [1, 2, 3, 4], [5], task_ids=SUBSET, progress=False,
+                            agent_factory=factory_with(gold_policy), reuse_uncapped=False)
+    assert (every.reused_from_cap == 0).all()
+    compared = ["task_id", "cap", "called_tools", "tool_steps", "capped", "completed", "llm_calls", "total_tokens", "answer"]
+    pd.testing.assert_frame_equal(frame[compared].reset_index(drop=True), every[compared].reset_index(drop=True))
+
+
+def test_verify_reuse_runs_copies_anyway_and_says_whether_they_differ():
+    answers = iter(range(1000))
+
+    def drifting(task, messages, tools):  # th04's answer changes from run to run: not a deterministic model
+        reply = gold_policy(task, messages, tools)
+        if task.id == "th04" and not reply.tool_calls:
+            reply = AIMessage(f"{reply.content} #{next(answers)}", usage_metadata=reply.usage_metadata)
+        return reply
+
+    out = run_step_limits("threat", [1, 2, 3], [5], task_ids=["th02", "th04"], progress=False,
+                          agent_factory=factory_with(drifting), verify_reuse=3).set_index(["task_id", "cap"])
+    assert out.loc[("th02", 2), "reuse_check"] == "same" and out.loc[("th02", 3), "reuse_check"] == "same"
+    assert out.loc[("th04", 2), "reuse_check"] == "differs"  # the third check; th04's cap 3 is a copy
+    assert out.loc[("th04", 3), "reused_from_cap"] == 1 and out.loc[("th04", 2), "reused_from_cap"] == 0
+
+
 def test_loops_and_repeated_calls_are_counted():
     def looping(task, messages, tools):
         step = sum(isinstance(m, ToolMessage) for m in messages)
@@ -295,7 +325,7 @@ def test_an_interrupted_sweep_resumes_from_its_checkpoint(tmp_path):
                             agent_factory=factory_with(flaky), checkpoint=path, checkpoint_tag="model-a")
     failed = first[first["error"] != ""]
     assert len(failed) == 1  # kept as a row, but not saved: it runs again next time
-    assert len(path.read_text().splitlines()) == 3
+    assert len(path.read_text().splitlines()) == 2  # th04 at cap 1 and th10 at cap 3; th04's cap 3 is a copy
     built: list = []
     second = run_step_limits(["threat"], [1, 3], task_ids=["th04", "th10"], progress=False,
                              agent_factory=factory_with(gold_policy, built), checkpoint=path, checkpoint_tag="model-a")

@@ -16,6 +16,13 @@ Costs per run come from the agent state (llm_calls, prompt/completion tokens, th
 (a call repeating an earlier one of the turn was refused) and `repeated_calls` (calls in the tool
 log with the same name and arguments as an earlier one; possible within one reply).
 
+Caps run in ascending order per task. A run that ended without the cap acting (`capped` false, no
+error) is what every larger cap would produce too: the cap is only read when the model asks for a
+tool at the limit, and decoding is greedy with a fixed seed. Such rows are copied to the larger caps
+with `reused_from_cap` set to the cap that actually ran (0 on rows that ran), so the sweep costs
+the runs that can differ. `verify_reuse=N` runs the first N such copies anyway and marks them
+`reuse_check` "same" or "differs" (called tools and answer compared), which measures the assumption.
+
 One agent is built per domain and top-k; the cap is changed in place between runs. That is safe
 because the compiled graph's nodes are bound methods reading `agent.config` at run time, and
 `Agent.run_config` takes the recursion limit from the same config on every `ask`.
@@ -220,8 +227,8 @@ def score_run(task: Task, state: dict[str, Any], error: str = "") -> dict[str, A
 def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: Sequence[int] = (5,), llm: Any = None,
                     task_ids: Iterable[str] | None = None, progress: bool = True,
                     agent_factory: AgentFactory | None = None, checkpoint: str | Path | None = None,
-                    checkpoint_tag: str = "") -> pd.DataFrame:
-    """One row per domain × task × top-k × cap (see the module docstring for the columns).
+                    checkpoint_tag: str = "", reuse_uncapped: bool = True, verify_reuse: int = 0) -> pd.DataFrame:
+    """One row per domain × task × top-k × cap (see the module docstring for the columns and the reuse rule).
 
     Parameters are checked before any agent is built or any LLM started. `agent_factory(domain,
     top_k)` builds the agent (default: `create_agent` with `llm`, or `toolroute.llm.chat_model()`).
@@ -243,16 +250,27 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
     total = sum(len(t) for t in tasks.values()) * len(caps) * len(top_ks)
     bar = tqdm(total=total, desc="step-limit runs", disable=not progress)
     rows = []
+    verify_left = max(0, int(verify_reuse))
     if len(saved):
         print(f"checkpoint {checkpoint}: {len(saved)} finished run(s) taken, not run again")
     for domain, domain_tasks in tasks.items():
         for top_k in top_ks:
             agent = None
             for task in domain_tasks:  # caps innermost: the same prompt again, so a server's prompt cache helps
-                for cap in caps:
+                uncapped = None  # the last row of this task that ran to its end without the cap acting
+                for cap in sorted(caps):
+                    check = ""
+                    if reuse_uncapped and uncapped is not None:
+                        if verify_left <= 0:
+                            rows.append({**uncapped, "cap": cap, "reused_from_cap": uncapped["cap"], "reuse_check": ""})
+                            bar.update(1)
+                            continue
+                        verify_left -= 1
+                        check = "pending"
                     done = saved.get(domain=domain, task_id=task.id, top_k=top_k, cap=cap, query=task.query)
                     if done is not None:
-                        rows.append(done)
+                        rows.append({"reused_from_cap": 0, **done, "reuse_check": _reuse_check(check, uncapped, done)})
+                        uncapped = _uncapped(rows[-1], uncapped)
                         bar.update(1)
                         continue
                     if agent is None:  # built only when a run is left to do
@@ -264,14 +282,31 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
                         state, error = dict(agent.ask(task.query, thread)), ""
                     except Exception as exc:  # noqa: BLE001 - one failing task must not lose the run
                         state, error = {}, f"{type(exc).__name__}: {exc}"
-                    rows.append({"domain": domain, "task_id": task.id, "top_k": top_k, "cap": cap,
-                                 "chain_length": task.chain_length, "query": task.query,
-                                 **score_run(task, state, error)})
-                    if not rows[-1]["error"]:  # a failed run (server down …) is run again next time
-                        saved.add(rows[-1])
+                    row = {"domain": domain, "task_id": task.id, "top_k": top_k, "cap": cap,
+                           "chain_length": task.chain_length, "query": task.query, **score_run(task, state, error),
+                           "reused_from_cap": 0}
+                    rows.append({**row, "reuse_check": _reuse_check(check, uncapped, row)})
+                    if not row["error"]:  # a failed run (server down …) is run again next time
+                        saved.add(row)
+                    uncapped = _uncapped(row, uncapped)
                     bar.update(1)
     bar.close()
     return pd.DataFrame(rows)
+
+
+def _uncapped(row: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The row larger caps may copy: the first one of the task that ended without the cap acting."""
+    if previous is not None:
+        return previous
+    return row if not row.get("capped") and not row.get("error") else None
+
+
+def _reuse_check(check: str, source: dict[str, Any] | None, row: dict[str, Any]) -> str:
+    """For a run made although a smaller cap's row could have been copied: did it come out the same?"""
+    if check != "pending" or source is None:
+        return ""
+    same = list(source["called_tools"]) == list(row["called_tools"]) and source["answer"] == row["answer"]
+    return "same" if same else "differs"
 
 
 # --- tables -------------------------------------------------------------------------------------------------
