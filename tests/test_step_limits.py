@@ -182,9 +182,10 @@ def test_verify_reuse_runs_copies_anyway_and_says_whether_they_differ():
 
     out = run_step_limits("threat", [1, 2, 3], [5], task_ids=["th02", "th04"], progress=False,
                           agent_factory=factory_with(drifting), verify_reuse=3).set_index(["task_id", "cap"])
-    assert out.loc[("th02", 2), "reuse_check"] == "same" and out.loc[("th02", 3), "reuse_check"] == "same"
-    assert out.loc[("th04", 2), "reuse_check"] == "differs"  # the third check; th04's cap 3 is a copy
+    assert out.loc[("th02", 2), "reuse_check"] == "same" and out.loc[("th02", 3), "reused_from_cap"] == 1
+    assert out.loc[("th04", 2), "reuse_check"] == "differs"  # one check per task; th04's cap 3 is a copy
     assert out.loc[("th04", 3), "reused_from_cap"] == 1 and out.loc[("th04", 2), "reused_from_cap"] == 0
+    assert (out.reuse_check != "").sum() == 2  # verify_reuse=3, but only two tasks
 
 
 def test_loops_and_repeated_calls_are_counted():

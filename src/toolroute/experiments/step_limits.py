@@ -20,7 +20,7 @@ Caps run in ascending order per task. A run that ended without the cap acting (`
 error) is what every larger cap would produce too: the cap is only read when the model asks for a
 tool at the limit, and decoding is greedy with a fixed seed. Such rows are copied to the larger caps
 with `reused_from_cap` set to the cap that actually ran (0 on rows that ran), so the sweep costs
-the runs that can differ. `verify_reuse=N` runs the first N such copies anyway and marks them
+the runs that can differ. `verify_reuse=N` runs one such copy of each of the first N tasks that have one anyway and marks them
 `reuse_check` "same" or "differs" (called tools and answer compared), which measures the assumption.
 
 One agent is built per domain and top-k; the cap is changed in place between runs. That is safe
@@ -257,16 +257,17 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
         for top_k in top_ks:
             agent = None
             for task in domain_tasks:  # caps innermost: the same prompt again, so a server's prompt cache helps
-                uncapped = None  # the last row of this task that ran to its end without the cap acting
+                uncapped = None  # the first row of this task that ran to its end without the cap acting
+                verified_task = False  # one verified copy per task, so the checks spread over tasks
                 for cap in sorted(caps):
                     check = ""
                     if reuse_uncapped and uncapped is not None:
-                        if verify_left <= 0:
+                        if verify_left <= 0 or verified_task:
                             rows.append({**uncapped, "cap": cap, "reused_from_cap": uncapped["cap"], "reuse_check": ""})
                             bar.update(1)
                             continue
                         verify_left -= 1
-                        check = "pending"
+                        verified_task, check = True, "pending"
                     done = saved.get(domain=domain, task_id=task.id, top_k=top_k, cap=cap, query=task.query)
                     if done is not None:
                         rows.append({"reused_from_cap": 0, **done, "reuse_check": _reuse_check(check, uncapped, done)})
