@@ -172,3 +172,35 @@ def test_scale_reference_small_sizes_and_bfcl_bm25_are_reproducible(tmp_path, mo
     pd.testing.assert_frame_equal(table[columns].reset_index(drop=True),
                                   bfcl_committed[bfcl_committed.arm == "bm25"][columns].reset_index(drop=True),
                                   check_dtype=False, atol=1e-9, rtol=0)
+
+
+STEP_LIMITS = ROOT / "results/reference/03_step_limits"
+
+
+@pytest.mark.skipif(not (STEP_LIMITS / "runs.csv").exists(), reason="the reference has no finished 03_step_limits yet")
+def test_step_limit_reference_scores_and_tables_follow_from_its_runs():
+    """The LLM's answers are not reproducible across CPU types, but everything computed from them is:
+    each row's scores re-scored from its called tools and answer against today's task file, every
+    copied row equal to the run it copies, and the committed tables recomputed from the rows."""
+    from toolroute.agent.tasks import load_tasks
+    from toolroute.experiments import step_limits
+
+    runs = step_limits.read_runs(STEP_LIMITS / "runs.csv")
+    tasks = {(d, t.id): t for d in runs.domain.unique() for t in load_tasks(d)}
+    assert not runs.duplicated(["domain", "task_id", "top_k", "cap"]).any()
+    for row in runs.itertuples():
+        task = tasks[(row.domain, row.task_id)]
+        assert row.gold_tools == list(task.gold_tools) and row.query == task.query, row.task_id
+        tools_ok = set(task.gold_tools) <= set(row.called_tools) if task.gold_tools else not row.called_tools
+        facts_ok = not task.missing_facts(row.answer)
+        assert (row.tools_ok, row.facts_ok) == (tools_ok, facts_ok), (row.task_id, row.cap)
+        assert row.completed == (tools_ok and facts_ok and not row.error), (row.task_id, row.cap)
+        assert row.tool_steps <= row.cap
+    rows = runs.set_index(["domain", "task_id", "top_k", "cap"])
+    for row in runs[runs.reused_from_cap > 0].itertuples():
+        source = rows.loc[(row.domain, row.task_id, row.top_k, row.reused_from_cap)]
+        assert row.reused_from_cap < row.cap and not source.capped and source.reused_from_cap == 0
+        assert (source.answer, source.called_tools) == (row.answer, row.called_tools)
+    for name, table in step_limits.summarise(runs).items():
+        committed = pd.read_csv(STEP_LIMITS / f"{name}.csv")
+        pd.testing.assert_frame_equal(table.reset_index(drop=True), committed, check_dtype=False, atol=1e-9)
