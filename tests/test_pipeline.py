@@ -131,10 +131,16 @@ def test_only_runs_the_named_notebooks_and_keeps_the_others(tmp_path):
     nbdir, params = _write_notebooks(tmp_path, {"a_first": "x = 1", "b_second": "y = 2"})
     run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir, only=["a_first"])
     assert (tmp_path / "runs/r/a_first.ipynb").exists() and not (tmp_path / "runs/r/b_second.ipynb").exists()
+    path = tmp_path / "runs/r/manifest.json"
+    older = json.loads(path.read_text())  # as an older manifest: one CPU for the run, none per notebook
+    older["cpu"] = "an older machine"
+    del older["notebooks"]["a_first"]["cpu"]
+    path.write_text(json.dumps(older))
     run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir, only=["b_second"])
-    manifest = json.loads((tmp_path / "runs/r/manifest.json").read_text())
+    manifest = json.loads(path.read_text())
     assert [manifest["notebooks"][n]["status"] for n in ("a_first", "b_second")] == ["ok", "ok"]
-    assert manifest["notebooks"]["a_first"]["cpu"] == manifest["cpu"] == cpu_model()  # where each part ran
+    assert manifest["notebooks"]["a_first"]["cpu"] == "an older machine"  # where each part ran
+    assert manifest["notebooks"]["b_second"]["cpu"] == manifest["cpu"] == cpu_model()
     with pytest.raises(PipelineError, match=r"p.yaml: --only names \['c_third'\].*lists \['a_first', 'b_second'\]"):
         run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir, only=["c_third"])
 

@@ -232,6 +232,8 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest_path = run_dir / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {"notebooks": {}}
+    for entry in manifest["notebooks"].values():  # older entries name no CPU: it was the run's, kept before it changes
+        entry.setdefault("cpu", manifest.get("cpu"))
     manifest.update({
         "run_id": run_id, "params_file": params["_path"], "kernel": kernel, "git_commit": _git_commit(),
         "python": platform.python_version(), "platform": platform.platform(), "cpu": cpu_model(),
