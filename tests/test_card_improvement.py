@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 from langchain_core.messages import AIMessage
 
-from toolroute.augment import augment, parse_list
+from toolroute.augment import augment, parse_list, prompt
 from toolroute.cards import Catalog, ToolCard
+from toolroute.experiments.saved_replies import SavedReplies, prompt_digest
 from toolroute.rerank import LLMReranker
 from toolroute.router import RouteResult
 
@@ -87,3 +90,38 @@ def test_both_arms_run_end_to_end_with_a_model_free_llm(tmp_path, monkeypatch):
                                  progress=False)
     assert reranked["n"].eq(6).all() and reranked["hit@1"].nunique() == 1  # [] keeps the first-stage order
     assert stats.empty_answers == stats.queries and stats.queries <= 6
+
+
+def test_saved_replies_replay_an_interrupted_run_at_the_cost_of_the_original_calls(tmp_path):
+    """07 saves each LLM reply as it arrives; a rerun replays them (same prompt, same tag) and calls only the rest."""
+    path = tmp_path / "replies.partial.jsonl"
+    first = SavedReplies(Replies('["마을버스 도착 시간 알려줘"]'), path, tag="model-a")
+    bus_prompt = prompt(_catalog().cards["bus_arrival"], 3)
+    first.invoke(bus_prompt)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write('{"tag": "model-a", "row": {"prompt": "cut by a ki')  # a kill mid-line loses only that line
+
+    scripted = Replies("죄송합니다, 목록을 만들 수 없습니다.")  # only the card not yet answered calls the LLM
+    resumed = SavedReplies(scripted, path, tag="model-a")
+    augmented, report = augment(_catalog(), resumed, per_card=3, progress=False)
+    assert (resumed.replayed, resumed.called, len(scripted.prompts)) == (1, 1, 1)
+    assert report.added["bus_arrival"] == ["마을버스 도착 시간 알려줘"] and report.failures == ["weather_now"]
+    assert scripted.prompts[0] != bus_prompt  # the replayed card was not asked again
+    saved = first.saved.get(prompt=prompt_digest(bus_prompt))
+    assert report.seconds >= saved["seconds"]  # the replayed call is counted at its original cost
+
+    other_model = SavedReplies(Replies("[]", "[]"), path, tag="model-b")  # another LLM never takes these replies
+    augment(_catalog(), other_model, per_card=3, progress=False)
+    assert (other_model.replayed, other_model.called) == (0, 2)
+
+
+def test_reranker_reports_a_replayed_call_at_its_recorded_seconds(tmp_path):
+    path = tmp_path / "replies.partial.jsonl"
+    LLMReranker(SavedReplies(Replies("[2]"), path, tag="m"), _catalog(), candidates=2).rerank(_result())
+    lines = path.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[0])
+    record["row"]["seconds"] = 7.5  # as if the original call had taken 7.5 s
+    path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    reranker = LLMReranker(SavedReplies(Replies(), path, tag="m"), _catalog(), candidates=2)
+    assert reranker.rerank(_result()).top(2) == ["weather_now", "bus_arrival"]
+    assert 7.5 <= reranker.stats.per_query_seconds[0] < 7.6

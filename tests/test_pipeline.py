@@ -69,6 +69,7 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
              "07_card_improvement"]
     for name in names:
         assert manifest["notebooks"][name]["status"] == "ok", name
+        assert manifest["notebooks"][name]["git_commit"] == manifest["git_commit"], name  # each notebook's own commit
     assert manifest["versions"]["chromadb"] and "git_commit" in manifest
     assert manifest["models"]["llm_gguf_sha256"] and manifest["notebooks"]["05_report"]["html"] == "report.html"
     for name in names:

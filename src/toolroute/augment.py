@@ -22,6 +22,7 @@ from tqdm.auto import tqdm
 
 from toolroute.cards import Catalog, ToolCard, normalize_text
 from toolroute.evaluation.leakage import NEAR_DUPLICATE, near_duplicate
+from toolroute.experiments.saved_replies import call_seconds
 
 SYSTEM = ("당신은 보험 TM 상담 데이터를 만드는 작가입니다. 상담원이나 고객이 실제로 말할 법한 짧은 한국어 요청 문장을 씁니다. "
           "답은 JSON 문자열 배열 하나만 쓰세요.")
@@ -79,9 +80,13 @@ def augment(catalog: Catalog, llm, per_card: int = 5, eval_queries: Iterable[str
     guarded = [normalize_text(q) for q in eval_queries]
     known = [normalize_text(e) for card in catalog for e in card.when_to_use]
     cards = dict(catalog.cards)
+    replay_offset = 0.0  # a replayed reply (SavedReplies) costs what its original call cost
     for name in tqdm(list(names or catalog.names), desc="augmenting cards", unit="card", disable=not progress):
         card = cards[name]
+        call_start = time.perf_counter()
         reply = llm.invoke(prompt(card, per_card))
+        measured = time.perf_counter() - call_start
+        replay_offset += call_seconds(reply, measured) - measured
         report.llm_calls += 1
         items = parse_list(getattr(reply, "content", reply))
         if items is None:
@@ -104,5 +109,5 @@ def augment(catalog: Catalog, llm, per_card: int = 5, eval_queries: Iterable[str
         report.added[name] = kept
         if kept:
             cards[name] = card.model_copy(update={"when_to_use": (*card.when_to_use, *kept)})
-    report.seconds = time.perf_counter() - start
+    report.seconds = time.perf_counter() - start + replay_offset
     return Catalog(f"{catalog.name}-aug", cards, dict(catalog.sources), catalog.authored), report

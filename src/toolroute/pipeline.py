@@ -251,8 +251,9 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
             continue
         print(f"[{name}] running …", flush=True)
         start = time.perf_counter()
-        entry = {"parameters": given, "params_digest": key, "status": "running", "git_commit": manifest["git_commit"],
-                 "cpu": manifest["cpu"],  # per notebook: a resumed run may span commits and machines
+        # per notebook: a resumed run may span commits and machines, and a long run may outlive a commit
+        entry = {"parameters": given, "params_digest": key, "status": "running", "git_commit": _git_commit(),
+                 "cpu": manifest["cpu"],
                  "started": datetime.now(timezone.utc).isoformat()}
         manifest["notebooks"][name] = entry
         manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))

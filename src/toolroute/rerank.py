@@ -18,6 +18,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from tqdm.auto import tqdm
 
 from toolroute.cards import Catalog
+from toolroute.experiments.saved_replies import call_seconds
 from toolroute.router import RouteResult
 
 SYSTEM = ("당신은 보험 상담 도구 선택기입니다. 요청에 맞는 도구 번호를 잘 맞는 순서대로 JSON 배열로만 답하세요. "
@@ -68,7 +69,9 @@ class LLMReranker:
     def rerank(self, result: RouteResult) -> RouteResult:
         start = time.perf_counter()
         head = result.ranked[: self.candidates]
+        call_start = time.perf_counter()
         reply = self.llm.invoke(self.messages(result.query, [n for n, _ in head]))
+        measured = time.perf_counter() - call_start
         order = self.parse(getattr(reply, "content", reply), len(head))
         self.stats.queries += 1
         if order is None:
@@ -77,7 +80,7 @@ class LLMReranker:
         elif not order:
             self.stats.empty_answers += 1
         picked = [head[i] for i in order] + [t for i, t in enumerate(head) if i not in order]
-        seconds = time.perf_counter() - start
+        seconds = time.perf_counter() - start - measured + call_seconds(reply, measured)  # a replay costs its original
         self.stats.per_query_seconds.append(seconds)
         self.stats.seconds += seconds
         return RouteResult(result.query, picked + result.ranked[self.candidates:], result.no_call,
