@@ -204,3 +204,43 @@ def test_step_limit_reference_scores_and_tables_follow_from_its_runs():
     for name, table in step_limits.summarise(runs).items():
         committed = pd.read_csv(STEP_LIMITS / f"{name}.csv")
         pd.testing.assert_frame_equal(table.reset_index(drop=True), committed, check_dtype=False, atol=1e-9)
+
+
+RAGAS = ROOT / "results/reference/04_ragas_eval"
+
+
+@pytest.mark.skipif(not (RAGAS / "scores.csv").exists(), reason="the reference has no finished 04_ragas_eval yet")
+def test_ragas_reference_scores_and_tables_follow_from_its_turns():
+    """04's turns come from the LLM, but their non-LLM RAGAS scores do not: each saved turn (tool log
+    and answer, in turns.partial.jsonl) re-scored against today's items equals the committed scores,
+    and the per-kind and per-scenario tables follow from the committed scores."""
+    manifest = json.loads((ROOT / "results/reference/manifest.json").read_text())
+    check_ragas_run(RAGAS, manifest["notebooks"]["04_ragas_eval"]["parameters"])
+
+
+def check_ragas_run(folder, params):
+    """Re-score the saved turns of a 04 run folder and recompute its tables (see the test above)."""
+    from toolroute.experiments import ragas_eval
+
+    items = ragas_eval.build_items(scenario_ids=params.get("scenario_ids"), rag_ids=params.get("rag_ids"),
+                                   rag_limit=params.get("rag_limit"), query_split=params.get("query_split", "test"),
+                                   query_limit=params.get("query_limit"))
+    scores = pd.read_csv(folder / "scores.csv")
+    runs = pd.read_csv(folder / "runs.csv", keep_default_na=False)
+    assert sorted(scores["id"]) == sorted(i.id for i in items) == sorted(runs["id"])
+    lines = [json.loads(line) for line in (folder / "turns.partial.jsonl").read_text(encoding="utf-8").splitlines()]
+    # the run's own tag is the last line's; a conversation run again after a resume: its last rows are the ones used
+    saved = {line["row"]["id"]: line["row"] for line in lines if line["tag"] == lines[-1]["tag"]}
+    turns = pd.DataFrame([saved[i] for i in runs["id"] if i in saved])
+    failed = set(runs["id"]) - set(turns["id"])  # turns that raised are not saved, and keep their error
+    assert all(runs.set_index("id").loc[list(failed), "error"] != ""), failed
+    for turn in turns.itertuples():
+        run = runs.set_index("id").loc[turn.id]
+        assert (turn.answer, json.dumps(turn.called_tools, ensure_ascii=False)) == (run.answer, run.called_tools), turn.id
+    rescored = ragas_eval.score_without_llm(turns, items).set_index("id")
+    committed = scores.set_index("id").loc[rescored.index, ragas_eval.NON_LLM_METRICS]
+    pd.testing.assert_frame_equal(rescored[ragas_eval.NON_LLM_METRICS], committed, check_dtype=False, atol=1e-9)
+    for name, table in (("by_kind", ragas_eval.summary_by_kind(scores)),
+                        ("by_scenario", ragas_eval.summary_by_conversation(scores))):
+        pd.testing.assert_frame_equal(table.reset_index(drop=True), pd.read_csv(folder / f"{name}.csv"),
+                                      check_dtype=False, atol=1e-9)
