@@ -244,3 +244,68 @@ def check_ragas_run(folder, params):
                         ("by_scenario", ragas_eval.summary_by_conversation(scores))):
         pd.testing.assert_frame_equal(table.reset_index(drop=True), pd.read_csv(folder / f"{name}.csv"),
                                       check_dtype=False, atol=1e-9)
+
+
+CARD_IMPROVEMENT = ROOT / "results/reference/07_card_improvement"
+
+
+class UnsavedPrompt:
+    """Stands in for the LLM when a prompt has no saved reply: answers something unparsable and counts it."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def invoke(self, messages):
+        from langchain_core.messages import AIMessage
+
+        self.calls += 1
+        return AIMessage("no saved reply")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (CARD_IMPROVEMENT / "rerank.csv").exists(), reason="the reference has no finished 07 yet")
+def test_card_improvement_reference_follows_from_its_saved_replies(tmp_path, monkeypatch):
+    """07's LLM replies are saved (replies.partial.jsonl); replayed through the same code, they give the
+    committed synthetic examples (exactly: the leak filter is lexical) and the committed tables (exactly on
+    the reference's CPU type; elsewhere a changed first-stage candidate list is a prompt with no saved
+    reply, counted, and each metric may move by those queries plus CROSS_CPU_QUERIES)."""
+    import shutil
+
+    from toolroute.evaluation.queries import load_queries
+    from toolroute.experiments import card_improvement as ci
+    from toolroute.experiments.saved_replies import SavedReplies
+
+    monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "state"))
+    params = json.loads((ROOT / "results/reference/manifest.json").read_text())["notebooks"]["07_card_improvement"]["parameters"]
+    saved = tmp_path / "replies.partial.jsonl"  # a copy: a prompt without a reply must not be appended to the reference
+    shutil.copy(CARD_IMPROVEMENT / "replies.partial.jsonl", saved)
+    tag = json.loads(saved.read_text(encoding="utf-8").splitlines()[-1])["tag"]
+    unsaved = UnsavedPrompt()
+    chat = SavedReplies(unsaved, saved, tag=tag)
+
+    aug_table, report, _ = ci.augmentation_arm(chat, params["per_card"], params["augment_splits"], progress=False)
+    assert unsaved.calls == 0  # card prompts do not depend on the CPU
+    examples = pd.DataFrame([{"tool": t, "example": e} for t, ex in report.added.items() for e in ex])
+    pd.testing.assert_frame_equal(examples, pd.read_csv(CARD_IMPROVEMENT / "synthetic_examples.csv"))
+    cost = pd.read_csv(CARD_IMPROVEMENT / "augmentation_cost.csv").iloc[0]
+    mine = pd.Series(report.summary())
+    assert (mine.drop("seconds") == cost.drop("seconds")).all(), (mine, cost)
+    assert abs(mine["seconds"] - cost["seconds"]) <= 0.02 * cost["seconds"]  # replays count their recorded seconds
+
+    rr_table, stats = ci.rerank_arm(chat, params["rerank_candidates"], params["rerank_split"], params["rerank_limit"],
+                                    progress=False)
+    exact = same_cpu_type("07_card_improvement")
+    assert unsaved.calls == 0 if exact else unsaved.calls <= 10, unsaved.calls
+    metrics = ["hit@1", "recall@3", "recall@5", "mrr", "no_call_accuracy", "hit@1_diff"]
+    for table, name in ((aug_table, "augmentation.csv"), (rr_table, "rerank.csv")):
+        committed = pd.read_csv(CARD_IMPROVEMENT / name)
+        assert list(table[["split", "arm", "n"]].itertuples(index=False)) == list(committed[["split", "arm", "n"]].itertuples(index=False))
+        for (_, got), (_, want) in zip(table.iterrows(), committed.iterrows()):
+            queries = load_queries(queries_path("insurance", want["split"]), tool_names("insurance"))
+            n_call, n_no_call = sum(q.is_call for q in queries), sum(not q.is_call for q in queries)
+            moved = CROSS_CPU_QUERIES + unsaved.calls
+            for key in metrics:
+                if pd.isna(want.get(key)):
+                    continue
+                tolerance = 1e-9 if exact else moved / (n_no_call if key == "no_call_accuracy" else n_call)
+                assert abs(float(got[key]) - float(want[key])) <= tolerance, (name, want["arm"], key, got[key], want[key])
