@@ -18,8 +18,10 @@ log with the same name and arguments as an earlier one; possible within one repl
 
 Caps run in ascending order per task. A run that ended without the cap acting (`capped` false, no
 error) is what every larger cap would produce too: the cap is only read when the model asks for a
-tool at the limit, and decoding is greedy with a fixed seed. Such rows are copied to the larger caps
-with `reused_from_cap` set to the cap that actually ran (0 on rows that ran), so the sweep costs
+tool at the limit, and decoding is greedy with a fixed seed. Greedy llama.cpp decoding is not
+bit-repeatable across runs, though: in the 4 December reference 1 of 4 verified copies drifted in
+wording (same tools, same score), so a copy is the likely run, not the certain one. Such rows are
+copied to the larger caps with `reused_from_cap` set to the cap that actually ran (0 on rows that ran), so the sweep costs
 the runs that can differ. `verify_reuse=N` runs one such copy of each of the first N tasks that have one anyway and marks them
 `reuse_check` "same" or "differs" (called tools and answer compared), which measures the assumption.
 
