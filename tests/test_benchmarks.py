@@ -1,0 +1,52 @@
+"""The benchmark scripts print figures and assert nothing about speed; these tests only keep their
+measuring logic honest (every timed route embeds its query) and runnable."""
+
+import sys
+
+import numpy as np
+
+from conftest import HashEmbedder
+from toolroute.config import ROOT
+from toolroute.embeddings import _RecentQueries
+from toolroute.router import ToolRouter
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import bench_route  # noqa: E402
+
+
+class RememberingHashEmbedder(_RecentQueries, HashEmbedder):
+    """The hash embedder behind the real query cache, counting the queries it actually embeds."""
+
+    def __init__(self):
+        super().__init__()
+        self.queries_embedded = 0
+
+    def _embed_queries(self, texts):
+        self.queries_embedded += len(texts)
+        return HashEmbedder.embed_queries(self, texts)
+
+
+QUERIES = ["암보험 보험료 얼마예요", "실손 청구 서류 알려줘", "해지환급금 조회해 주세요"]
+
+
+def _router(catalog, chroma):
+    router = ToolRouter(catalog, arm="hybrid", embedder=RememberingHashEmbedder(), client=chroma)
+    router.build(progress=False)
+    return router
+
+
+def test_every_timed_route_embeds_its_query(insurance_catalog, chroma):
+    router = _router(insurance_catalog, chroma)
+    embedder = router.dense.embedder
+    bench_route.latency(router, QUERIES)
+    # 3 warm-up routes, then 3 timed ones; without dropping the remembered vectors the timed ones
+    # would be free cache hits and the latency would leave out the embedding.
+    assert embedder.queries_embedded == 6
+
+
+def test_hybrid_breakdown_measures_each_part(insurance_catalog, chroma):
+    router = _router(insurance_catalog, chroma)
+    parts = bench_route.hybrid_breakdown(router, QUERIES)
+    assert list(parts) == ["query embedding", "Chroma search + aggregation", "BM25"]
+    assert all(np.isfinite(ms) and ms >= 0 for ms in parts.values())
+    assert router.dense.embedder.queries_embedded == len(QUERIES)
