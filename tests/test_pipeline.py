@@ -51,6 +51,9 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     assert headline.loc["Hit@1", "seed 002"] == 0.969 and 0 <= headline.loc["Hit@1", "toolroute"] <= 1
     html = (run_dir / "report.html").read_text()
     assert "seed 002" in html and "data:image/png;base64" in html and "import warnings" not in html  # no code cells
+    for section in ["Routing at scale (06)", "Improving the cards (07)"]:  # the report ran after them
+        assert section in html, section
+    assert "06_scale is not in this run" not in html and "07_card_improvement is not in this run" not in html
     manifest = json.loads((run_dir / "manifest.json").read_text())
     scale_out = run_dir / "06_scale"
     for name in ["scale.csv", "edit_cost.csv", "bfcl_routing.csv", "scale.png", "findings.md"]:
@@ -157,8 +160,10 @@ def test_committed_notebooks_have_no_outputs_and_run_in_order():
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert code and "parameters" in code[0].metadata.get("tags", []), name
         assert all(not c.outputs and c.execution_count is None for c in code), f"{name}: clear the outputs"
+    # numeric order, except the report: it runs last so that it can gather 06 and 07 too
+    run_order = [n for n in names if n != "05_report"] + ["05_report"]
     for params in ["default", "smoke"]:
-        assert [e["name"] for e in load_params(f"notebooks/params/{params}.yaml")["notebooks"]] == names
+        assert [e["name"] for e in load_params(f"notebooks/params/{params}.yaml")["notebooks"]] == run_order
 
 
 def _params(tmp_path, text: str):

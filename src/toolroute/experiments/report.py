@@ -3,6 +3,8 @@ against the figures seed 002 reports.
 
 Each section reads what its notebook wrote into the run folder; a notebook that did not run leaves
 its section empty (`RunOutputs.missing` names it) instead of failing the report.
+The report runs last in a parameter set (after 06 and 07, despite its number), so it can gather
+every other notebook.
 """
 
 from __future__ import annotations
@@ -22,12 +24,16 @@ SECTIONS = {
     "02_toolcard_ablation": ["ablation_test.csv", "ablation_dev.csv", "paired_test.csv"],
     "03_step_limits": ["by_cap.csv", "by_length.csv", "by_domain.csv", "cut_chains.csv"],
     "04_ragas_eval": ["by_kind.csv", "by_scenario.csv", "judge_failures.csv", "scores.csv"],
+    "06_scale": ["scale.csv", "bfcl_routing.csv", "edit_cost.csv"],
+    "07_card_improvement": ["augmentation.csv", "augmentation_cost.csv", "rerank.csv"],
 }
 FIGURES = {
     "01_ingest": ["hit_rate.png"],
     "02_toolcard_ablation": ["recall_curves_test.png", "hit1_test.png", "no_call_test.png", "confusions_test.png"],
     "03_step_limits": ["completion_vs_cap.png", "cost_vs_cap.png"],
     "04_ragas_eval": ["metrics.png"],
+    "06_scale": ["scale.png"],
+    "07_card_improvement": ["card_improvement.png"],
 }
 
 
@@ -98,6 +104,34 @@ def ablation_top(run: RunOutputs, n: int = 10) -> pd.DataFrame | None:
         return None
     cols = ["arm_label", "hit@1", "hit@1_lo", "hit@1_hi", "recall@5", "mrr", "no_call_accuracy", "false_no_call_rate"]
     return table.sort_values("hit@1", ascending=False)[[c for c in cols if c in table.columns]].head(n)
+
+
+def findings(run: RunOutputs, notebook: str) -> str | None:
+    """The closing findings a notebook wrote (`findings.md` in its folder), or None."""
+    path = run.run_dir / notebook / "findings.md"
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def scale_summary(run: RunOutputs) -> pd.DataFrame | None:
+    """06 at each catalogue size, one row per size and arm, with the columns a reader compares."""
+    table = run.table("06_scale", "scale")
+    if table is None:
+        return None
+    cols = ["size", "arm", "records", "hit@1", "recall@5", "mrr", "no_call_accuracy", "latency_p50_ms",
+            "latency_p95_ms", "edit_seconds", "vector_mb"]
+    return table[[c for c in cols if c in table.columns]]
+
+
+def card_improvement_summary(run: RunOutputs) -> pd.DataFrame | None:
+    """07's arms (synthetic examples on each split, the LLM reranker) against their baselines, in one table."""
+    parts = [run.table("07_card_improvement", name) for name in ("augmentation", "rerank")]
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    table = pd.concat(parts, ignore_index=True)
+    cols = ["split", "arm", "n", "hit@1", "hit@1_diff", "hit@1_diff_lo", "hit@1_diff_hi", "recall@5", "mrr",
+            "no_call_accuracy", "generation_seconds", "seconds_per_query_p50", "llm_calls"]
+    return table[[c for c in cols if c in table.columns]]
 
 
 def timings(run: RunOutputs) -> pd.DataFrame:
