@@ -86,16 +86,17 @@ def main() -> None:
     print(f"  e5-small (default): hybrid " + " / ".join(f"{hit1(default, splits[s]):.3f}" for s in SPLITS)
           + f"; one-query embedding p50 {one_query_ms(default.dense.embedder, timing):.1f} ms")
     for embedder in candidates():
-        client = open_client(tempfile.mkdtemp(prefix="toolroute-embedders-"))
-        start = time.perf_counter()
-        hybrid = ToolRouter(catalog, "hybrid", embedder, config.strategy(), client, rrf_k=config.rrf_k,
-                            dense_weight=config.dense_weight)
-        hybrid.build(progress=False)
-        built = time.perf_counter() - start
-        dense = ToolRouter(catalog, "dense", embedder, config.strategy(), client)
-        print(f"  {embedder.spec}: hybrid " + " / ".join(f"{hit1(hybrid, splits[s]):.3f}" for s in SPLITS)
-              + ", dense " + " / ".join(f"{hit1(dense, splits[s]):.3f}" for s in SPLITS)
-              + f"; one-query embedding p50 {one_query_ms(embedder, timing):.1f} ms; index build {built:.1f} s")
+        with tempfile.TemporaryDirectory(prefix="toolroute-embedders-") as folder:  # not the project's index
+            client = open_client(folder)
+            start = time.perf_counter()
+            hybrid = ToolRouter(catalog, "hybrid", embedder, config.strategy(), client, rrf_k=config.rrf_k,
+                                dense_weight=config.dense_weight)
+            hybrid.build(progress=False)
+            built = time.perf_counter() - start
+            dense = ToolRouter(catalog, "dense", embedder, config.strategy(), client)
+            print(f"  {embedder.spec}: hybrid " + " / ".join(f"{hit1(hybrid, splits[s]):.3f}" for s in SPLITS)
+                  + ", dense " + " / ".join(f"{hit1(dense, splits[s]):.3f}" for s in SPLITS)
+                  + f"; one-query embedding p50 {one_query_ms(embedder, timing):.1f} ms; index build {built:.1f} s")
 
 
 if __name__ == "__main__":
