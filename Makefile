@@ -69,7 +69,7 @@ reference: setup  ## refresh results/reference/ from a full default run (hours o
 lock:  ## refresh requirements.lock and environment.yml from the current venv
 	$(PY) -m pip freeze --all --exclude-editable | grep -v -e "^toolroute" -e "^pip==" | \
 	  { echo "# The one source of package versions (pip freeze of a working environment, Python 3.11)."; \
-	    echo "# environment.yml lists exactly this set; tests/test_environment.py fails when they disagree."; \
+	    echo "# environment.yml lists exactly this set; tests/integration/test_environment.py fails when they disagree."; \
 	    echo "# Regenerate with: make lock"; cat; } > requirements.lock
 	$(PY) scripts/write_environment_yml.py
 

@@ -194,7 +194,7 @@ def _digest(obj) -> str:
 def cpu_model() -> str:
     """The CPU type: model name, family/model and a digest of the feature flags (VMs often report
     a generic name). e5-small's vectors are exact only on the same CPU type (see
-    tests/test_reference.py), so a run records where it ran."""
+    tests/integration/test_reference.py), so a run records where it ran."""
     try:
         info = {}
         for line in Path("/proc/cpuinfo").read_text().splitlines():

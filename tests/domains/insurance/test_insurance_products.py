@@ -22,7 +22,7 @@ from toolroute.domains.insurance.products import (
     search_products,
 )
 
-LABELING = Path(__file__).resolve().parents[1] / "data" / "insurance" / "LABELING.md"
+LABELING = Path(__file__).resolve().parents[3] / "data" / "insurance" / "LABELING.md"
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import HashEmbedder
+from conftest import HashEmbedder
 from toolroute.cards import Catalog, ToolCard
 from toolroute.index import IndexStrategy, ToolIndex, card_records
 

@@ -2,7 +2,7 @@ import hashlib
 
 import pytest
 
-from tests.conftest import HashEmbedder
+from conftest import HashEmbedder
 from toolroute.rag import (
     DocumentStore, Page, PdfError, chunk_pages, document_sentences, extract_pages, split_sentences, write_pdf,
 )
