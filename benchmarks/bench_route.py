@@ -16,8 +16,9 @@ import numpy as np
 
 from toolroute.config import ROOT, queries_path, toolcards_dir
 from toolroute.embeddings import get_embedder, offline_env
-from toolroute.evaluation.queries import load_queries
-from toolroute.index import ToolIndex, open_client
+from toolroute.queries import load_queries
+from toolroute.routing.dense import ToolIndex
+from toolroute.chroma import open_client
 from toolroute.routing import RouterConfig, build_router, open_catalog
 
 

@@ -13,8 +13,8 @@ from sklearn.linear_model import LogisticRegression
 
 from toolroute.config import queries_path
 from toolroute.embeddings import offline_env
-from toolroute.evaluation.queries import load_queries
-from toolroute.index import IndexStrategy, ToolIndex
+from toolroute.queries import load_queries
+from toolroute.routing.dense import IndexStrategy, ToolIndex
 from toolroute.routing import RouterConfig, build_router
 
 FEATURES = ["dense - best", "1/dense rank", "single - best", "1/single rank", "bm25 / best", "1/bm25 rank",

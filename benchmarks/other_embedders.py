@@ -17,9 +17,8 @@ import numpy as np
 
 from toolroute.config import queries_path
 from toolroute.embeddings import offline_env
-from toolroute.evaluation.queries import load_queries
-from toolroute.index import open_client
-from toolroute.router import ToolRouter
+from toolroute.queries import load_queries
+from toolroute.chroma import open_client
 from toolroute.routing import RouterConfig, build_router
 
 SPLITS = ("dev", "tune", "calib")
@@ -87,11 +86,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="toolroute-embedders-") as folder:  # not the project's index
             client = open_client(folder)
             start = time.perf_counter()
-            hybrid = ToolRouter(catalog, "hybrid", embedder, config.strategy(), client, rrf_k=config.rrf_k,
-                                dense_weight=config.dense_weight)
-            hybrid.build(progress=False)
+            hybrid = build_router(config.with_(embedder=embedder), catalog, client, progress=False, no_call="none")
             built = time.perf_counter() - start
-            dense = ToolRouter(catalog, "dense", embedder, config.strategy(), client)
+            dense = build_router(config.with_(embedder=embedder, arm="dense"), catalog, client, progress=False,
+                                 no_call="none")
             print(f"  {embedder.spec}: hybrid " + " / ".join(f"{hit1(hybrid, splits[s]):.3f}" for s in SPLITS)
                   + ", dense " + " / ".join(f"{hit1(dense, splits[s]):.3f}" for s in SPLITS)
                   + f"; one-query embedding p50 {one_query_ms(embedder, timing):.1f} ms; index build {built:.1f} s")

@@ -2,6 +2,7 @@ import hashlib
 import os
 import socket
 import subprocess
+import tempfile
 import sys
 import time
 import uuid
@@ -13,6 +14,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# Saved card edits change what every router routes with: the suite never reads a developer's own.
+os.environ.setdefault("TOOLROUTE_CARDSTORE", tempfile.mkdtemp(prefix="toolroute-test-cardstore-"))
 
 from toolroute.config import toolcards_dir  # noqa: E402
 from toolroute.domains.insurance import TOOL_NAMES  # noqa: E402
@@ -54,7 +57,7 @@ def insurance_catalog():
 
 @pytest.fixture
 def chroma(tmp_path):
-    from toolroute.index import open_client
+    from toolroute.chroma import open_client
 
     return open_client(tmp_path / "chroma")
 
@@ -122,7 +125,7 @@ LOOPBACK_ONLY = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"
 def chroma_both(request, tmp_path):
     """The same test on the embedded store and on a Chroma server."""
     if request.param == "embedded":
-        from toolroute.index import open_client
+        from toolroute.chroma import open_client
 
         return open_client(tmp_path / "chroma")
     return server_database_client(request.getfixturevalue("chroma_server"))

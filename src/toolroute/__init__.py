@@ -6,6 +6,8 @@ query; a calibrated rule decides when no tool should be called; `evaluation` mea
 
 import os as _os
 
+from toolroute.config import omp_defaults_enabled as _omp_defaults_enabled
+
 __version__ = "0.1.0"
 
 # The e5 embedder runs on OpenMP (libgomp). By default libgomp's idle threads spin for a long
@@ -16,7 +18,7 @@ __version__ = "0.1.0"
 # turns it off (the LLM server child, whose own threads should spin, gets that).
 OMP_DEFAULTS = {"GOMP_SPINCOUNT": "1000"}
 OMP_APPLIED: dict[str, str] = {}  # the defaults this process set (not the user's own values)
-if _os.environ.get("TOOLROUTE_OMP_DEFAULTS", "1") != "0":
+if _omp_defaults_enabled():
     for _key, _value in OMP_DEFAULTS.items():
         if _key not in _os.environ:
             _os.environ[_key] = OMP_APPLIED[_key] = _value

@@ -8,12 +8,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from toolroute.cards import CatalogError
 from toolroute.config import ChromaUnavailable, toolcards_dir
 from toolroute.embeddings import offline_env
-from toolroute.evaluation.queries import QueryFileError
+from toolroute.queries import QueryFileError
 
 
 EXIT_BAD_INPUT = 2
@@ -58,7 +57,7 @@ def _parse_ks(text: str) -> list[int]:
 
 
 def cmd_eval_retrieval(args) -> int:
-    from toolroute.evaluation.queries import load_queries
+    from toolroute.queries import load_queries
     from toolroute.evaluation.retrieval import evaluate, failures
     from toolroute.routing import build_router, open_catalog
 
@@ -106,9 +105,9 @@ def cmd_route(args) -> int:
 
 
 def cmd_cards_validate(args) -> int:
-    from toolroute.routing import open_catalog
+    from toolroute.cards import open_catalog
 
-    catalog = open_catalog(args.folder)
+    catalog = open_catalog(args.folder, edits=False)  # the YAML as authored (saved edits are validated on save)
     examples = sum(len(c.when_to_use) for c in catalog)
     print(f"{args.folder}: {len(catalog)} cards, {examples} when_to_use examples, "
           f"{len(catalog.confusion_pairs())} confusion pairs: OK")
@@ -116,12 +115,10 @@ def cmd_cards_validate(args) -> int:
 
 
 def _card_store(args):
-    from toolroute.cardstore import CardStore
-    from toolroute.domains import tool_names
+    from toolroute.cards import expected_tool_names
+    from toolroute.cards.store import CardStore
 
-    folder = Path(args.catalog)
-    expected = tool_names(folder.name) if folder.parent.name == "toolcards" else None  # as routing.open_catalog
-    return CardStore(folder, args.store, expected)
+    return CardStore(args.catalog, args.store, expected_tool_names(args.catalog))
 
 
 def _card_changes(args) -> dict:
@@ -202,7 +199,7 @@ def cmd_cards_eval_change(args) -> int:
 
 def cmd_leakage(args) -> int:
     from toolroute.evaluation.leakage import NEAR_DUPLICATE, similar_pairs
-    from toolroute.evaluation.queries import load_queries
+    from toolroute.queries import load_queries
     from toolroute.routing import open_catalog
 
     catalog = open_catalog(args.catalog)

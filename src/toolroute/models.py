@@ -68,7 +68,7 @@ def check() -> int:
     except Exception as exc:  # noqa: BLE001
         problems.append(f"{list(MODELS)[1]}: {exc} (package {MODELS[list(MODELS)[1]]})")
     try:
-        from toolroute.lexical import tokenize_korean
+        from toolroute.routing.lexical import tokenize_korean
 
         assert tokenize_korean("보험료를 알려주세요")
     except Exception as exc:  # noqa: BLE001

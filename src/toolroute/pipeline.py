@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from toolroute.config import ROOT, queries_path, results_dir
+from toolroute.config import ROOT, llm_endpoint, queries_path, results_dir
 
 
 class PipelineError(ValueError):
@@ -79,11 +79,10 @@ LLM_NOTEBOOKS = ("03_step_limits", "04_ragas_eval", "07_card_improvement")  # no
 def _llm_endpoint(given: dict) -> str | None:
     """The OpenAI-compatible endpoint a notebook will call: its `llm_base_url`, else the environment's;
     None when it uses the embedded model or no model (replay)."""
-    import os
-
     if given.get("llm", "auto") == "replay":
         return None
-    return (given.get("llm_base_url") or os.environ.get("TOOLROUTE_LLM_BASE_URL", "")).strip().rstrip("/") or None
+    endpoint = llm_endpoint()
+    return (given.get("llm_base_url") or (endpoint.base_url if endpoint else "")).strip().rstrip("/") or None
 
 
 def preflight(params: dict, plan: list[tuple[str, Path, dict, dict]]) -> None:

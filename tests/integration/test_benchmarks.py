@@ -8,8 +8,8 @@ import numpy as np
 from conftest import HashEmbedder
 from toolroute.config import ROOT
 from toolroute.embeddings import _RecentQueries
-from toolroute.index import IndexStrategy, ToolIndex
-from toolroute.router import ToolRouter
+from toolroute.routing.dense import IndexStrategy, ToolIndex
+from toolroute.routing import RouterConfig, build_router
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_route  # noqa: E402
@@ -33,9 +33,8 @@ QUERIES = ["암보험 보험료 얼마예요", "실손 청구 서류 알려줘",
 
 
 def _router(catalog, chroma):
-    router = ToolRouter(catalog, arm="hybrid", embedder=RememberingHashEmbedder(), client=chroma)
-    router.build(progress=False)
-    return router
+    return build_router(RouterConfig(embedder=RememberingHashEmbedder(), aggregation="max", rrf_k=60, dense_weight=1.0),
+                        catalog, chroma, progress=False, no_call="none")
 
 
 def test_every_timed_route_embeds_its_query(insurance_catalog, chroma):

@@ -7,9 +7,9 @@ import pytest
 from toolroute.cards import Catalog, ToolCard
 from toolroute.cli import main
 from toolroute.config import ChromaUnavailable
-from toolroute.index import open_client
+from toolroute.chroma import open_client
 from toolroute.rag import DocumentStore, Page, chunk_pages
-from toolroute.router import ToolRouter
+from toolroute.routing import RouterConfig, build_router
 
 from conftest import LOOPBACK_ONLY, HashEmbedder, _free_port
 
@@ -27,8 +27,8 @@ def test_the_url_sends_the_index_and_the_rag_store_to_the_server(chroma_server, 
     monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "data"))
     client = open_client()
     assert type(client).__name__ != "PersistentClient" and client.heartbeat() > 0
-    router = ToolRouter(_catalog("server-mode"), "hybrid", HashEmbedder())  # client from the environment
-    router.build(progress=False)
+    router = build_router(RouterConfig(embedder=HashEmbedder(), aggregation="max", rrf_k=60, dense_weight=1.0),
+                          _catalog("server-mode"), progress=False, no_call="none")  # client from the environment
     assert router.route("도구 1 예시 2 바").top(1) == ["t1"]
     store = DocumentStore("server-terms", HashEmbedder())
     store.ingest(chunk_pages([Page("약관", 1, "제1조 (목적) 이 약관은 보험금 지급을 정합니다.")]), progress=False)

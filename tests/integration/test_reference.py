@@ -16,7 +16,7 @@ import pytest
 
 from toolroute.config import ROOT, queries_path
 from toolroute.domains import tool_names
-from toolroute.evaluation.queries import load_queries
+from toolroute.queries import load_queries
 from toolroute.experiments import ablation, rag_eval
 
 REFERENCE = ROOT / "results/reference/02_toolcard_ablation/ablation_test.csv"
@@ -119,7 +119,7 @@ def test_ingest_reference_retrieval_is_reproducible(ingest_params, reference_doc
     """Re-ingest the terms at the largest chunk size (the fewest chunks to embed) and search again:
     the same ranks per question and the same hit@k / MRR as the committed sweep."""
     from toolroute.embeddings import get_embedder
-    from toolroute.index import open_client
+    from toolroute.chroma import open_client
 
     if "terms" not in ingest_params["collections"]:
         pytest.skip("the reference run did not evaluate the terms collection")
@@ -271,7 +271,7 @@ def test_card_improvement_reference_follows_from_its_saved_replies(tmp_path, mon
     reply, counted, and each metric may move by those queries plus CROSS_CPU_QUERIES)."""
     import shutil
 
-    from toolroute.evaluation.queries import load_queries
+    from toolroute.queries import load_queries
     from toolroute.experiments import card_improvement as ci
     from toolroute.experiments.saved_replies import SavedReplies
 

@@ -10,7 +10,7 @@ from toolroute.agent.graph import FAILED_ANSWER, AgentConfig, build_agent, compa
 from toolroute.agent.guardrails import DomainGate, ThinkFilter, guard_output, l1_violation
 from toolroute.agent.pack import DomainPack, load_pack
 from toolroute.agent.rewriter import rewrite
-from toolroute.router import RouteResult
+from toolroute.routing.router import RouteResult
 
 from conftest import HashEmbedder
 from fake_llm import ScriptedLLM

@@ -6,11 +6,11 @@ import json
 
 from langchain_core.messages import AIMessage
 
-from toolroute.augment import augment, parse_list, prompt
+from toolroute.cards.augment import augment, parse_list, prompt
 from toolroute.cards import Catalog, ToolCard
 from toolroute.experiments.saved_replies import SavedReplies, prompt_digest
-from toolroute.rerank import LLMReranker
-from toolroute.router import RouteResult
+from toolroute.routing.rerank import LLMReranker
+from toolroute.routing.router import RouteResult
 
 
 class Replies:

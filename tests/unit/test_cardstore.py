@@ -9,11 +9,11 @@ import pytest
 import yaml
 
 from toolroute.cards import CatalogError
-from toolroute.cardstore import CardConflict, CardStore, CardStoreError, CardStoreWarning
+from toolroute.cards.store import CardConflict, CardStore, CardStoreError, CardStoreWarning
 from toolroute.cli import main
 from toolroute.evaluation.card_change import eval_change
-from toolroute.evaluation.queries import EvalQuery
-from toolroute.index import ToolIndex
+from toolroute.queries import EvalQuery
+from toolroute.routing.dense import ToolIndex
 from toolroute.routing import RouterConfig
 
 from conftest import HashEmbedder

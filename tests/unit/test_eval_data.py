@@ -8,7 +8,7 @@ from toolroute.cards import normalize_text
 from toolroute.config import queries_path
 from toolroute.domains.insurance import TOOL_NAMES
 from toolroute.evaluation.leakage import similar_pairs
-from toolroute.evaluation.queries import QueryFileError, load_queries
+from toolroute.queries import QueryFileError, load_queries
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_splits_are_disjoint(splits):
 def test_tuning_splits_do_not_near_copy_held_out_queries(splits):
     """Cards are tuned on dev and tune: neither may hold a near-duplicate of a calib or test query.
     (calib and test share 5 near-duplicates; calib only fits the no-call rule and the input gate.)"""
-    from toolroute.evaluation.leakage import near_duplicate
+    from toolroute.cards import near_duplicate
 
     held_out = [(s, q) for s in ("calib", "test") for q in splits[s]]
     copies = [f"{q.id} '{q.query}' ~ {h.id} ({s}) '{h.query}'" for t in ("dev", "tune") for q in splits[t]

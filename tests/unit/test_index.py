@@ -2,7 +2,7 @@ import pytest
 
 from conftest import HashEmbedder
 from toolroute.cards import Catalog, ToolCard
-from toolroute.index import IndexStrategy, ToolIndex, card_records
+from toolroute.routing.dense import IndexStrategy, ToolIndex, card_records
 
 
 @pytest.fixture
@@ -84,8 +84,23 @@ def test_search_ranks_every_tool(chroma, aggregation):
         assert ranked[0][0] == "tool_2"
 
 
-def test_saved_settings_travel_with_the_index(chroma):
-    index = ToolIndex(_catalog(), HashEmbedder(), client=chroma)
-    index.build(progress=False)
-    index.save_setting("no_call_rule:x", {"threshold": 0.5})
-    assert ToolIndex(_catalog(), HashEmbedder(), client=chroma).load_setting("no_call_rule:x") == {"threshold": 0.5}
+def test_the_no_call_rule_is_saved_beside_the_index_not_in_chroma(insurance_catalog, tmp_path, monkeypatch):
+    from toolroute.chroma import open_client
+    from toolroute.routing import RouterConfig, build_router
+    from toolroute.routing import nocall
+
+    client = open_client(tmp_path / "chroma")
+    config = RouterConfig(embedder=HashEmbedder())
+    first = build_router(config, insurance_catalog, client, progress=False)
+    saved = list((tmp_path / "chroma" / "nocall").glob("*.json"))
+    assert len(saved) == 1 and first.no_call_rule is not None
+    assert not any("no_call" in k for c in client.list_collections() for k in (c.metadata or {}))
+    fits, real_fit = [], nocall.NoCallRule.fit.__func__
+    monkeypatch.setattr(nocall.NoCallRule, "fit", classmethod(lambda cls, *a, **k: fits.append(1) or real_fit(cls, *a, **k)))
+    again = build_router(config, insurance_catalog, client, progress=False)  # a new process: the file is read
+    assert fits == [] and again.no_call_rule == first.no_call_rule
+    edited = insurance_catalog.cards["premium_estimate"].model_copy(update={"purpose": "보험료를 계산합니다 (수정)"})
+    changed = type(insurance_catalog)(insurance_catalog.name, {**insurance_catalog.cards, "premium_estimate": edited},
+                                      insurance_catalog.sources)
+    build_router(config, changed, client, progress=False)  # a changed card: the rule is refitted
+    assert fits == [1] and len(list((tmp_path / "chroma" / "nocall").glob("*.json"))) == 2

@@ -12,7 +12,7 @@ from toolroute.agent.guardrails import DomainGate, off_domain_anchors
 from toolroute.agent.injection import compose_jamo, views, violation
 from toolroute.cards import normalize_text
 from toolroute.config import ROOT
-from toolroute.evaluation.leakage import near_duplicate
+from toolroute.cards import near_duplicate
 from toolroute.experiments.guard_eval import load_jsonl, redteam_path
 
 from conftest import HashEmbedder

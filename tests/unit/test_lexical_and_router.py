@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from ranx import Run, fuse
 
-from toolroute.lexical import BM25ToolIndex, tokenize_korean
-from toolroute.nocall import NoCallRule
-from toolroute.router import rrf
+from toolroute.routing.lexical import BM25ToolIndex, tokenize_korean
+from toolroute.routing.nocall import NoCallRule
+from toolroute.routing.fusion import rrf
 
 
 def test_tokenizer_drops_particles_and_keeps_codes():

@@ -11,8 +11,8 @@ from langchain_core.tools import tool
 from toolroute.agent.graph import AgentConfig, build_agent
 from toolroute.agent.pack import DomainPack
 from toolroute.cards import Catalog, CatalogError, ToolCard
-from toolroute.registry import RegistryError, ToolRegistry
-from toolroute.router import ToolRouter
+from toolroute.agent.registry import RegistryError, ToolRegistry
+from toolroute.routing import RouterConfig, build_router
 
 from conftest import HashEmbedder
 from fake_llm import ScriptedLLM
@@ -67,8 +67,8 @@ def tool_module(tmp_path, monkeypatch):
 def running(tool_module, chroma):
     _, module = tool_module
     embedder = HashEmbedder()
-    router = ToolRouter(Catalog("city", dict(CARDS), authored=False), "hybrid", embedder, client=chroma)
-    router.build(progress=False)
+    router = build_router(RouterConfig(embedder=embedder, aggregation="max", rrf_k=60, dense_weight=1.0),
+                          Catalog("city", dict(CARDS), authored=False), chroma, progress=False, no_call="none")
     pack = DomainPack("city", list(module.TOOLS), "도시 생활 도우미입니다.", catalog_dir=None, domain_examples=["날씨"])
     llm = ScriptedLLM(replies=[], calls=[], bound=[])
     agent = build_agent(pack, llm, router, config=AgentConfig(top_k=5, rewrite_with_llm=False))

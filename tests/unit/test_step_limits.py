@@ -220,12 +220,12 @@ def test_a_failing_task_keeps_its_row_with_the_error():
         """ask() itself raises for one task (not only the LLM inside the graph)."""
 
         def __init__(self, agent):
-            self.agent, self.config = agent, agent.config
+            self.agent = agent
 
-        def ask(self, question, thread_id=None):
+        def ask(self, question, thread_id=None, **knobs):  # knobs: this run's max_tool_steps and top_k
             if question == TASKS["th15"].query:
                 raise RuntimeError("checkpointer gone")
-            return self.agent.ask(question, thread_id)
+            return self.agent.ask(question, thread_id, **knobs)
 
     out = run_step_limits("threat", [1, 3], [5], task_ids=["th04", "th10", "th15"], progress=False,
                           agent_factory=lambda d, k: Exploding(inner(d, k)))
@@ -359,7 +359,9 @@ def test_the_checkpoint_digest_covers_what_a_run_imports_and_nothing_else():
     from toolroute.experiments.checkpoint import module_files, source_fingerprint
 
     files = {str(p).split("src/toolroute/")[-1] for p in module_files(["toolroute.experiments.step_limits", "toolroute.llm.serve"])}
-    assert {"agent/graph.py", "agent/guardrails.py", "agent/injection.py", "router.py", "llm/qwen_tools.py"} <= files
-    assert not files & {"cardstore.py", "registry.py", "experiments/scale.py", "cli.py", "pipeline.py"}
+    # cards/store.py is in: saved card edits are part of the effective catalogue a run routes with
+    assert {"agent/graph.py", "agent/guardrails.py", "agent/injection.py", "routing/router.py", "llm/qwen_tools.py",
+            "cards/store.py"} <= files
+    assert not files & {"agent/registry.py", "experiments/scale.py", "cli.py", "pipeline.py"}
     entries = ["toolroute.experiments.step_limits"]
     assert source_fingerprint(entries) == source_fingerprint(entries)

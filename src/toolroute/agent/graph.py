@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -38,10 +39,10 @@ from langgraph.graph.message import add_messages
 from toolroute.agent.guardrails import DomainGate, guard_output, l1_violation
 from toolroute.agent.pack import DomainPack
 from toolroute.agent.rewriter import SHORT_TURN, rewrite
+from toolroute.routing import Router
 
 REFUSAL_INJECTION = "죄송합니다. 그 요청은 도와드릴 수 없습니다. 상담과 관련된 질문을 해 주시면 안내해 드리겠습니다."
 REFUSAL_OFF_DOMAIN = "죄송합니다. 저는 {domain} 상담만 도와드릴 수 있습니다. 관련된 질문을 해 주세요."
-DOMAIN_LABELS = {"insurance": "보험", "threat": "위협 평가", "plant": "설비 정비"}
 FINAL_INSTRUCTION = "위 도구 결과만 근거로 마지막 질문에 한국어로 간결하게 답하세요. 도구 결과에 없는 숫자는 말하지 마세요."
 LLM_ERROR_ANSWER = "죄송합니다. 지금 답변 엔진에 연결할 수 없습니다. 잠시 후 다시 시도해 주세요."
 # Said once when the model's first reply is tool markup the server could not read (e.g. an empty
@@ -93,7 +94,12 @@ class AgentConfig:
 
     @property
     def recursion_limit(self) -> int:
-        return 2 * self.max_tool_steps + 12
+        return recursion_limit(self.max_tool_steps)
+
+
+def recursion_limit(max_tool_steps: int) -> int:
+    """LangGraph's own bound, above what the tool-step cap allows (the cap is the real limit)."""
+    return 2 * max_tool_steps + 12
 
 
 def result_for_llm(result: Any, limit: int = 1500) -> str:
@@ -173,7 +179,7 @@ class Agent:
 
     pack: DomainPack
     llm: Any
-    router: Any = None
+    router: Router | None = None
     gate: DomainGate | None = None
     config: AgentConfig = field(default_factory=AgentConfig)
     checkpointer: Any = None
@@ -190,7 +196,7 @@ class Agent:
             if self.config.compact_schemas:
                 schema = compact_schema(schema)
             if self.config.append_when_not_to_use and self.router is not None:
-                card = self.router.catalog.cards.get(name) if hasattr(self.router, "catalog") else None
+                card = self.router.catalog.cards.get(name)
                 if card is not None and card.when_not_to_use:
                     extra = " ".join(card.when_not_to_use)
                     schema["function"]["description"] = f"{schema['function']['description'].strip()} (쓰지 말 때: {extra})"
@@ -228,11 +234,16 @@ class Agent:
             update["llm_calls"] = state.get("llm_calls", 0) + 1
         return update
 
-    def _route(self, state: AgentState) -> tuple[list[str], bool]:
+    def _knob(self, config: RunnableConfig | None, name: str) -> int:
+        """`max_tool_steps` / `top_k` of this run: given per call in `configurable`, else the agent's default."""
+        value = ((config or {}).get("configurable") or {}).get(name)
+        return int(value) if value is not None else getattr(self.config, name)
+
+    def _route(self, state: AgentState, top_k: int) -> tuple[list[str], bool]:
         if not self.config.use_router or self.router is None:
             return self.pack.tool_names, False
         result = self.router.route(state["rewritten"])
-        names = [n for n in result.top(self.config.top_k) if self.pack.tool(n) is not None]
+        names = [n for n in result.top(top_k) if self.pack.tool(n) is not None]
         return names, bool(result.no_call)
 
     def _prompt(self, state: AgentState, note: str | None = None) -> list[AnyMessage]:
@@ -282,17 +293,17 @@ class Agent:
                     "completion_tokens": state.get("completion_tokens", 0) + completion_tokens}
         return reply, counters
 
-    def agent(self, state: AgentState) -> dict:
+    def agent(self, state: AgentState, config: RunnableConfig) -> dict:
         try:
-            return self._agent(state)
+            return self._agent(state, config)
         except Exception as exc:  # noqa: BLE001 - a timeout or a dead server ends the turn, not the process
             return {"messages": [AIMessage(LLM_ERROR_ANSWER)], "error": f"{type(exc).__name__}: {exc}"}
 
-    def _agent(self, state: AgentState) -> dict:
+    def _agent(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
         update: dict[str, Any] = {}
         routed = state.get("routed") or []
         if not state.get("tool_log") and not routed and not state.get("no_call"):
-            routed, no_call = self._route(state)
+            routed, no_call = self._route(state, self._knob(config, "top_k"))
             update.update({"routed": routed, "no_call": no_call})
         else:
             no_call = state.get("no_call", False)
@@ -314,7 +325,7 @@ class Agent:
         if calls:
             done = {(c["name"], json.dumps(c["args"], sort_keys=True, ensure_ascii=False)) for c in state.get("tool_log", [])}
             repeated = any((c["name"], json.dumps(c["args"], sort_keys=True, ensure_ascii=False)) in done for c in calls)
-            at_cap = state.get("tool_steps", 0) >= self.config.max_tool_steps
+            at_cap = state.get("tool_steps", 0) >= self._knob(config, "max_tool_steps")
             if repeated or at_cap:
                 final, more = self._call({**state, **update}, [], final=True)
                 update.update(more)
@@ -322,7 +333,8 @@ class Agent:
                 return {**update, "messages": [final]}
         return {**update, "messages": [reply]}
 
-    def tools(self, state: AgentState) -> dict:
+    def tools(self, state: AgentState, config: RunnableConfig) -> dict:
+        max_tool_steps = self._knob(config, "max_tool_steps")
         last = state["messages"][-1]
         steps = state.get("tool_steps", 0)
         log = list(state.get("tool_log", []))
@@ -330,7 +342,7 @@ class Agent:
         messages = []
         capped = state.get("capped", False)
         for call in last.tool_calls:
-            if steps >= self.config.max_tool_steps:  # more calls in one reply than steps left
+            if steps >= max_tool_steps:  # more calls in one reply than steps left
                 capped = True
                 messages.append(ToolMessage(json.dumps({"status": "skipped", "reason": "tool step limit"}, ensure_ascii=False),
                                             tool_call_id=call["id"], name=call["name"], status="error"))
@@ -360,8 +372,8 @@ class Agent:
 
     def output_guardrail(self, state: AgentState) -> dict:
         if state.get("blocked"):
-            label = DOMAIN_LABELS.get(self.pack.name, self.pack.name)
-            text = REFUSAL_INJECTION if state["blocked"].startswith("injection") else REFUSAL_OFF_DOMAIN.format(domain=label)
+            text = (REFUSAL_INJECTION if state["blocked"].startswith("injection")
+                    else REFUSAL_OFF_DOMAIN.format(domain=self.pack.label))
             message = AIMessage(text, id=str(uuid.uuid4()))
             history = list(state.get("history", [])) + [(state["query"], text)]
             return {"messages": [message], "answer": text, "history": history, "guard": {"blocked": state["blocked"]}}
@@ -409,14 +421,20 @@ class Agent:
         self.graph = builder.compile(checkpointer=self.checkpointer)
         return self
 
-    def run_config(self, thread_id: str) -> dict:
-        return {"configurable": {"thread_id": thread_id}, "recursion_limit": self.config.recursion_limit}
+    def run_config(self, thread_id: str, max_tool_steps: int | None = None, top_k: int | None = None) -> dict:
+        """LangGraph's run config: the thread, and this run's knobs (the agent's defaults when None)."""
+        steps = self.config.max_tool_steps if max_tool_steps is None else max_tool_steps
+        knobs = {"max_tool_steps": steps, "top_k": self.config.top_k if top_k is None else top_k}
+        return {"configurable": {"thread_id": thread_id, **knobs}, "recursion_limit": recursion_limit(steps)}
 
-    def ask(self, question: str, thread_id: str | None = None) -> AgentState:
-        """One turn of a conversation (a new thread when `thread_id` is None); the final state."""
+    def ask(self, question: str, thread_id: str | None = None, max_tool_steps: int | None = None,
+            top_k: int | None = None) -> AgentState:
+        """One turn of a conversation (a new thread when `thread_id` is None); the final state.
+        `max_tool_steps` and `top_k` apply to this turn only (never to other callers of the agent)."""
         thread_id = thread_id or uuid.uuid4().hex
         started = time.perf_counter()
-        state = self.graph.invoke({"messages": [HumanMessage(question)]}, self.run_config(thread_id))
+        state = self.graph.invoke({"messages": [HumanMessage(question)]},
+                                  self.run_config(thread_id, max_tool_steps, top_k))
         state = dict(state)
         state["thread_id"] = thread_id
         state["seconds"] = round(time.perf_counter() - started, 3)
@@ -431,7 +449,7 @@ def sqlite_checkpointer(path: str | Path):
     return SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
 
 
-def build_agent(pack: DomainPack, llm: Any, router: Any = None, gate: DomainGate | None = None,
+def build_agent(pack: DomainPack, llm: Any, router: Router | None = None, gate: DomainGate | None = None,
                 config: AgentConfig | None = None, checkpointer: Any = None) -> Agent:
     """The compiled graph for `pack`. Without a checkpointer, memory lives in this process only."""
     if checkpointer is None:

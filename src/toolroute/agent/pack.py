@@ -16,7 +16,10 @@ from typing import Any, Callable
 
 from langchain_core.tools import BaseTool
 
+from toolroute.cards import open_catalog
 from toolroute.config import toolcards_dir
+from toolroute.cards.augment import AUGMENT_PROMPT
+from toolroute.routing.rerank import RERANK_PROMPT
 
 KNOWN_PACKS = ("insurance", "threat", "plant")
 
@@ -56,6 +59,10 @@ class DomainPack:
     tools: list[BaseTool]
     system_prompt: str
     catalog_dir: Path | None = None
+    label: str = ""  # the domain in the user's words, for refusals ("보험 상담만 도와드릴 수 있습니다"); default: name
+    # Prompts of the LLM helpers around the router (reranking candidates, writing card examples).
+    rerank_prompt: str = RERANK_PROMPT
+    augment_prompt: str = AUGMENT_PROMPT
     # In-domain example sentences for the L2 input guardrail (default: the cards' purpose and when_to_use).
     domain_examples: list[str] = field(default_factory=list)
     # (user text, context so far) -> updated context: customer, age, sex, products … (rules only).
@@ -76,6 +83,7 @@ class DomainPack:
     ])
 
     def __post_init__(self) -> None:
+        self.label = self.label or self.name
         if self.catalog_dir is None:
             self.catalog_dir = toolcards_dir(self.name)
         names = [t.name for t in self.tools]
@@ -85,9 +93,7 @@ class DomainPack:
         for pattern in self.remove_patterns:
             re.compile(pattern)
         if not self.domain_examples and self.catalog_dir is not None and Path(self.catalog_dir).is_dir():
-            from toolroute.cards import load_toolcards
-
-            catalog = load_toolcards(self.catalog_dir)  # whatever cards exist: examples, not a contract check
+            catalog = open_catalog(self.catalog_dir)  # the effective cards: an edited card widens the domain too
             self.domain_examples = [e for card in catalog for e in (card.purpose, *card.when_to_use)]
 
     @property

@@ -17,10 +17,9 @@ import pandas as pd
 
 from toolroute.cards import Catalog
 from toolroute.evaluation.metrics import paired_comparison, summarize
-from toolroute.evaluation.queries import EvalQuery, load_queries
+from toolroute.queries import EvalQuery, load_queries
 from toolroute.evaluation.retrieval import route_queries, to_rows
-from toolroute.router import ToolRouter
-from toolroute.routing import RouterConfig, default_dev_file
+from toolroute.routing import RouterConfig, build_router, default_dev_file
 
 METRICS = ("hit@1", "recall@5", "mrr", "no_call_accuracy", "false_no_call_rate")
 
@@ -90,15 +89,16 @@ def eval_change(before: Catalog, after: Catalog, queries: str | Path | Sequence[
     split = split or "queries"
     calibration = calibration or default_dev_file(config.catalog)
     calib = load_queries(calibration, after.names) if calibration else None
-    router = ToolRouter(_as_eval(before), config.arm, embedder or config.embedder, config.strategy(), client, config.rrf_k,
-                        dense_weight=config.dense_weight)
-    embedded = 0
+    router = build_router(config.with_(embedder=embedder or config.embedder), _as_eval(before), client=client,
+                          progress=False, no_call="none")
+    embedded = router.build_report.embedded if router.build_report else 0
     per_side, rows = [], []
-    for catalog in (before, after):
-        embedded += router.update_catalog(_as_eval(catalog))["records_embedded"]
+    for side, catalog in enumerate((before, after)):
+        if side:
+            embedded += router.update_catalog(_as_eval(catalog))["records_embedded"]
         router.no_call_rule = None
         if calib:
-            router.fit_no_call([q.query for q in calib], [q.is_call for q in calib], save=False)
+            router.fit_no_call([q.query for q in calib], [q.is_call for q in calib])
         results = route_queries(router, queries)
         side_rows = to_rows(queries, results)
         rows.append(side_rows)

@@ -11,9 +11,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Iterable
 
-from toolroute.cards import Catalog, normalize_text
-
-NEAR_DUPLICATE = 0.8
+from toolroute.cards import NEAR_DUPLICATE, Catalog, normalize_text
 
 
 @dataclass(frozen=True)
@@ -27,14 +25,6 @@ class LeakPair:
     @property
     def exact(self) -> bool:
         return self.similarity >= 1.0
-
-
-def near_duplicate(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
-    """Whether two texts already in `normalize_text` form are the same or near-duplicates."""
-    if a == b:
-        return True
-    m = SequenceMatcher(None, a, b, autojunk=False)
-    return m.real_quick_ratio() >= threshold and m.quick_ratio() >= threshold and m.ratio() >= threshold
 
 
 def similar_pairs(queries: Iterable[tuple[str, str]], catalog: Catalog,

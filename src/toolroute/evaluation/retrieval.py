@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
 from tqdm.auto import tqdm
 
 from toolroute.evaluation.metrics import DEFAULT_KS, RoutedRow, bootstrap_ci, summarize
-from toolroute.evaluation.queries import EvalQuery, file_fingerprint, load_queries
-from toolroute.router import RouteResult, ToolRouter
-from toolroute.nocall import NoCallRule
-
-
-def calibrate(router: ToolRouter, dev_path: str | Path):
-    """Use the no-call rule saved with the index for this exact dev file, or fit and save it."""
-    fingerprint = f"{file_fingerprint(dev_path)}|{NoCallRule.METHOD}"
-    rule = router.load_no_call(fitted_on=fingerprint)
-    if rule is None:
-        dev = load_queries(dev_path, router.catalog.names)
-        rule = router.fit_no_call([q.query for q in dev], [q.is_call for q in dev], fitted_on=fingerprint)
-    return rule
+from toolroute.queries import EvalQuery
+from toolroute.routing.router import RouteResult, ToolRouter
 
 
 def route_queries(router: ToolRouter, queries: Sequence[EvalQuery], batch: int = 64,

@@ -1,6 +1,6 @@
 """The ToolCard ablation grid: strategy × fields × embedder × arm (× aggregation), on one split.
 
-Each arm is built (index incremental), its no-call rule fitted on the dev split only, then measured
+Each arm is built (index incremental), its no-call rule fitted on the calib split only, then measured
 on the chosen split with bootstrap CIs; paired comparisons against the default arm say which
 differences are real.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -18,59 +18,59 @@ from tqdm.auto import tqdm
 
 from toolroute.config import queries_path, toolcards_dir
 from toolroute.evaluation.metrics import DEFAULT_KS, RoutedRow, bootstrap_ci, paired_comparison, summarize
-from toolroute.evaluation.queries import load_queries
+from toolroute.queries import load_queries
 from toolroute.evaluation.retrieval import route_queries, to_rows
-from toolroute.index import DEFAULT_FIELDS, open_client
+from toolroute.routing.dense import DEFAULT_FIELDS
+from toolroute.chroma import open_client
 from toolroute.routing import RouterConfig, build_router, open_catalog, default_dev_file
 
 DEFAULT_AGGREGATION = RouterConfig.aggregation
 
 
-@dataclass(frozen=True)
-class ArmSpec:
-    """One cell of the grid; `label` is what tables and figures call it."""
+def arm_config(arm: str, embedder: str = "e5-small", granularity: str = "multi",
+               fields: Sequence[str] = DEFAULT_FIELDS, aggregation: str = DEFAULT_AGGREGATION) -> RouterConfig:
+    """One cell of the grid; its `label` is what tables and figures call it."""
+    if arm == "bm25":
+        return RouterConfig(arm="bm25", fields=tuple(fields))
+    return RouterConfig(arm=arm, embedder=embedder, granularity=granularity, fields=tuple(fields),
+                        aggregation=aggregation)
 
-    arm: str
-    embedder: str = "e5-small"
-    granularity: str = "multi"
-    fields: tuple[str, ...] = DEFAULT_FIELDS
-    aggregation: str = DEFAULT_AGGREGATION
 
-    @property
-    def label(self) -> str:
-        wnu = "+wnu" if "when_not_to_use" in self.fields else ""
-        if self.arm == "bm25":
-            return f"bm25{wnu}"
-        return f"{self.arm}:{self.embedder}:{self.granularity}{wnu}/{self.aggregation}"
+def arm_settings(config: RouterConfig) -> dict:
+    """The grid's own columns of a cell (BM25 has no embedder and no granularity)."""
+    bm25 = config.arm == "bm25"
+    return {"arm": config.arm, "embedder": "-" if bm25 else config.embedder, "granularity": "-" if bm25 else config.granularity,
+            "fields": tuple(config.fields), "aggregation": config.aggregation}
 
 
 def expand_grid(embedders: Sequence[str], granularities: Sequence[str], field_sets: Sequence[Sequence[str]],
                 arms: Sequence[str], aggregations: Sequence[str] = (DEFAULT_AGGREGATION,),
-                default: ArmSpec | None = None) -> list[ArmSpec]:
+                default: RouterConfig | None = None) -> list[RouterConfig]:
     """All combinations; BM25 depends on fields only, and aggregation is varied on the default arm alone."""
-    specs: list[ArmSpec] = []
+    specs: list[RouterConfig] = []
     for arm, fields in itertools.product(arms, field_sets):
         if arm == "bm25":
-            specs.append(ArmSpec("bm25", "-", "-", tuple(fields)))
+            specs.append(arm_config("bm25", fields=fields))
             continue
         for embedder, granularity in itertools.product(embedders, granularities):
-            specs.append(ArmSpec(arm, embedder, granularity, tuple(fields)))
-    default = default or ArmSpec("hybrid")
+            specs.append(arm_config(arm, embedder, granularity, fields))
+    default = default or arm_config("hybrid")
     for agg in aggregations:
         if agg != DEFAULT_AGGREGATION:
             for arm in ("dense", default.arm):
-                specs.append(ArmSpec(arm, default.embedder, default.granularity, default.fields, agg))
+                specs.append(arm_config(arm, default.embedder, default.granularity, default.fields, agg))
     seen, unique = set(), []
     for s in specs:
-        if s not in seen:
-            seen.add(s)
+        key = tuple(arm_settings(s).values())
+        if key not in seen:
+            seen.add(key)
             unique.append(s)
     return unique
 
 
 @dataclass
 class ArmResult:
-    spec: ArmSpec
+    spec: RouterConfig
     rows: list[RoutedRow]
     metrics: dict
     ci: dict
@@ -80,14 +80,10 @@ class ArmResult:
     results: list
 
 
-def run_arm(spec: ArmSpec, domain: str, split: str, ks: Sequence[int], client=None,
+def run_arm(spec: RouterConfig, domain: str, split: str, ks: Sequence[int], client=None,
             n_boot: int = 2000) -> ArmResult:
     catalog_dir = toolcards_dir(domain)
-    config = RouterConfig(catalog=str(catalog_dir), arm=spec.arm,
-                          granularity=spec.granularity if spec.arm != "bm25" else "multi",
-                          fields=spec.fields, aggregation=spec.aggregation,
-                          embedder=None if spec.embedder == "-" else spec.embedder,
-                          dev=str(default_dev_file(catalog_dir)))
+    config = spec.with_(catalog=str(catalog_dir), dev=str(default_dev_file(catalog_dir)))
     catalog = open_catalog(catalog_dir)
     start = time.perf_counter()
     router = build_router(config, catalog, client=client, progress=False)
@@ -102,7 +98,7 @@ def run_arm(spec: ArmSpec, domain: str, split: str, ks: Sequence[int], client=No
                      build_seconds, route_ms, results)
 
 
-def run_grid(specs: Sequence[ArmSpec], domain: str = "insurance", split: str = "test",
+def run_grid(specs: Sequence[RouterConfig], domain: str = "insurance", split: str = "test",
              ks: Sequence[int] = DEFAULT_KS, chroma_path: str | Path | None = None,
              progress: bool = True, n_boot: int = 2000) -> dict[str, ArmResult]:
     """Run every arm; one Chroma client is shared (indexes are reused across runs when unchanged)."""
@@ -117,7 +113,7 @@ def results_table(results: dict[str, ArmResult], ks: Sequence[int] = DEFAULT_KS)
     """One row per arm: settings, metrics and their 95% CIs (deterministic given the data)."""
     records = []
     for label, r in results.items():
-        row = {"arm_label": label, **{k: (",".join(v) if isinstance(v, tuple) else v) for k, v in asdict(r.spec).items()}}
+        row = {"arm_label": label, **{k: (",".join(v) if isinstance(v, tuple) else v) for k, v in arm_settings(r.spec).items()}}
         for key in [f"recall@{k}" for k in ks] + ["hit@1", "mrr", "no_call_accuracy", "false_no_call_rate"]:
             row[key] = r.metrics[key]
             row[f"{key}_lo"], row[f"{key}_hi"] = r.ci[key]

@@ -1,9 +1,9 @@
 """The seed's next steps as ablation arms: LLM-written card examples and an LLM reranker, with their cost.
 
 Arm 1 (augmentation): each insurance card gets up to `per_card` synthetic when_to_use examples from
-the LLM (`toolroute.augment`, leak-filtered against every eval split); the router is rebuilt on the
+the LLM (`toolroute.cards.augment`, leak-filtered against every eval split); the router is rebuilt on the
 augmented cards and compared with the authored cards on dev and test, paired.
-Arm 2 (reranking): the default router's top candidates reordered by the LLM (`toolroute.rerank`),
+Arm 2 (reranking): the default router's top candidates reordered by the LLM (`toolroute.routing.rerank`),
 compared with the first stage on the same queries. Both report the seconds they cost.
 """
 
@@ -17,16 +17,17 @@ import pandas as pd
 from langchain_core.messages import AIMessage
 from tqdm.auto import tqdm
 
-from toolroute.augment import augment
+from toolroute.cards.augment import augment
 from toolroute.cards import Catalog
 from toolroute.config import queries_path, toolcards_dir
+from toolroute.domains.insurance.pack import AUGMENT_PROMPT, RERANK_PROMPT
 from toolroute.evaluation.metrics import paired_comparison, summarize
-from toolroute.evaluation.queries import load_queries
+from toolroute.queries import load_queries
 from toolroute.evaluation.retrieval import route_queries, to_rows
-from toolroute.index import open_client
-from toolroute.rerank import LLMReranker
-from toolroute.router import ToolRouter
-from toolroute.routing import RouterConfig, default_dev_file, open_catalog
+from toolroute.chroma import open_client
+from toolroute.routing.rerank import LLMReranker
+from toolroute.routing.router import ToolRouter
+from toolroute.routing import RouterConfig, build_router, default_dev_file, open_catalog
 
 METRICS = ("hit@1", "recall@3", "recall@5", "mrr", "no_call_accuracy")
 KS = (1, 3, 5)
@@ -41,12 +42,9 @@ class NoOpinionLLM:
 
 
 def _router(catalog: Catalog, config: RouterConfig, client, embedder=None) -> ToolRouter:
-    router = ToolRouter(catalog, config.arm, embedder or config.embedder, config.strategy(), client, config.rrf_k,
-                        dense_weight=config.dense_weight)
-    router.build(progress=False)
-    calib = load_queries(default_dev_file(toolcards_dir("insurance")), catalog.names)
-    router.fit_no_call([q.query for q in calib], [q.is_call for q in calib], save=False)
-    return router
+    calib = default_dev_file(toolcards_dir("insurance"))
+    return build_router(config.with_(embedder=embedder or config.embedder, dev=str(calib)), catalog, client,
+                        progress=False, no_call="fit")
 
 
 def _eval_queries_of_every_split() -> list[str]:
@@ -63,7 +61,8 @@ def augmentation_arm(llm, per_card: int = 5, splits: Sequence[str] = ("dev", "te
                      names: Sequence[str] | None = None, progress: bool = True):
     """(table per split and arm with paired differences, the AugmentReport, the augmented catalogue)."""
     base = open_catalog(toolcards_dir("insurance"))
-    augmented, report = augment(base, llm, per_card, _eval_queries_of_every_split(), names, progress=progress)
+    augmented, report = augment(base, llm, per_card, _eval_queries_of_every_split(), names, progress=progress,
+                                system=AUGMENT_PROMPT)
     client = open_client(chroma_path)
     start = time.perf_counter()
     routers = {"authored cards": _router(base, config, client, embedder)}
@@ -101,7 +100,7 @@ def rerank_arm(llm, candidates: int = 8, split: str = "test", limit: int | None 
     start = time.perf_counter()
     first = route_queries(router, queries)
     first_seconds = (time.perf_counter() - start) / len(queries)
-    reranker = LLMReranker(llm, base, candidates)
+    reranker = LLMReranker(llm, base, candidates, system=RERANK_PROMPT)
     # No-call rows keep their first-stage decision; the LLM reorders only rows the router would call.
     second = [r if r.no_call else reranker.rerank(r) for r in tqdm(first, desc="LLM rerank", unit="q", disable=not progress)]
     rows_a, rows_b = to_rows(queries, first), to_rows(queries, second)

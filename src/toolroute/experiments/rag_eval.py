@@ -232,7 +232,7 @@ def sweep_client(path: str | Path | None = None):
     """A Chroma client of its own for sweeps (default `data_dir()/chroma-rag-sweep`), apart from the live
     stores' client; the sweep collections persist there, so a re-run embeds only what changed."""
     from toolroute.config import data_dir
-    from toolroute.index import open_client
+    from toolroute.chroma import open_client
 
     return open_client(Path(path) if path is not None else data_dir() / "chroma-rag-sweep")
 

@@ -123,7 +123,7 @@ def rag_items(limit: int | None = None, path: str | Path | None = None) -> list[
 
 def query_items(path: str | Path, limit: int | None = None, known_tools: Iterable[str] | None = None) -> list[EvalItem]:
     """Rows of a routing eval split (every `len/limit`-th when limited); reference = tool names only."""
-    from toolroute.evaluation.queries import load_queries
+    from toolroute.queries import load_queries
 
     queries = _every_nth(load_queries(path, known_tools), limit)
     return [EvalItem(kind="query", id=q.id, conversation=q.id, user=q.query, with_args=False,

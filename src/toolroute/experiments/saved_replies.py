@@ -47,9 +47,3 @@ class SavedReplies:
         self.saved.add({"prompt": key, "reply": text, "seconds": round(seconds, 3)})
         self.called += 1
         return AIMessage(text, response_metadata={**(reply.response_metadata or {}), "seconds": seconds})
-
-
-def call_seconds(reply, measured: float) -> float:
-    """What an LLM call cost: the seconds recorded with a saved reply, else the time measured now."""
-    meta = getattr(reply, "response_metadata", None) or {}
-    return float(meta["seconds"]) if "seconds" in meta else measured

@@ -21,12 +21,12 @@ from toolroute.cards import Catalog
 from toolroute.config import queries_path, toolcards_dir
 from toolroute.embeddings import get_embedder
 from toolroute.evaluation.metrics import summarize
-from toolroute.evaluation.queries import EvalQuery, load_queries
+from toolroute.queries import EvalQuery, load_queries
 from toolroute.evaluation.retrieval import route_queries, to_rows
 from toolroute.external import bfcl
-from toolroute.index import open_client
-from toolroute.router import ToolRouter
-from toolroute.routing import RouterConfig, default_dev_file, open_catalog
+from toolroute.chroma import open_client
+from toolroute.routing.router import ToolRouter
+from toolroute.routing import RouterConfig, build_router, default_dev_file, open_catalog
 
 KS = (1, 3, 5, 10)
 EDIT_CARD = "premium_estimate"
@@ -36,7 +36,7 @@ EDIT_EXAMPLE = "이 상품 한 달에 얼마씩 내야 하는지 계산해 줘" 
 def check_parameters(sizes: Sequence[int], arms: Sequence[str], split: str, bfcl_categories: Sequence[str] = (),
                      bfcl_arms: Sequence[str] = ()) -> None:
     """What the notebook would fail on, checked before any model loads (ValueError naming the parameter)."""
-    from toolroute.router import ARMS
+    from toolroute.routing import ARMS
 
     if not sizes or any(int(s) < 54 for s in sizes):
         raise ValueError(f"sizes: every size must be at least 54 (the insurance cards), got {list(sizes)}")
@@ -51,8 +51,11 @@ def check_parameters(sizes: Sequence[int], arms: Sequence[str], split: str, bfcl
         raise ValueError(f"bfcl_categories: unknown BFCL categories {unknown}; known: {list(bfcl.TOOL_CATEGORIES)}")
 
 
-def _router(catalog: Catalog, arm: str, embedder, client, config: RouterConfig) -> ToolRouter:
-    return ToolRouter(catalog, arm, embedder, config.strategy(), client, config.rrf_k, dense_weight=config.dense_weight)
+def _router(catalog: Catalog, arm: str, embedder, client, config: RouterConfig, calib: Path | None = None,
+            progress: bool = False) -> ToolRouter:
+    """The configured router over a throw-away catalogue; the no-call rule is fitted on `calib`, not saved."""
+    return build_router(config.with_(arm=arm, embedder=embedder, dev=str(calib) if calib else None), catalog, client,
+                        progress=progress, no_call="fit" if calib else "none")
 
 
 def latency_ms(router: ToolRouter, queries: Sequence[str]) -> np.ndarray:
@@ -89,7 +92,6 @@ def run_scale(sizes: Sequence[int] = (54, 200, 500, 1000, 2000, 2628), arms: Seq
     base = open_catalog(toolcards_dir("insurance"))
     queries = load_queries(queries_path("insurance", split), base.names)
     calib_path = default_dev_file(toolcards_dir("insurance"))
-    calib = load_queries(calib_path, base.names)
     embedder = embedder or get_embedder(config.embedder)
     client = open_client(chroma_path)
     sizes = sorted(set(int(s) for s in sizes))
@@ -102,11 +104,9 @@ def run_scale(sizes: Sequence[int] = (54, 200, 500, 1000, 2000, 2628), arms: Seq
         grown = bfcl.with_distractors(base, size - len(base), seed, wheel)
         catalog = Catalog("insurance-scale", grown.cards, grown.sources, authored=False)
         for arm in arms:
-            router = _router(catalog, arm, embedder, client, config)
-            start = time.perf_counter()
-            report = router.build(progress=False)
-            build_seconds = time.perf_counter() - start
-            router.fit_no_call([q.query for q in calib], [q.is_call for q in calib], save=False)
+            router = _router(catalog, arm, embedder, client, config, calib_path)
+            report = router.build_report
+            build_seconds = report.seconds if report else 0.0
             routed = to_rows(queries, route_queries(router, queries))
             metrics = summarize(routed, KS)
             lat = latency_ms(router, timing_queries)
@@ -177,8 +177,7 @@ def run_bfcl_routing(arms: Sequence[str] = ("dense", "bm25", "hybrid"),
     client = open_client(chroma_path)
     rows = []
     for arm in tqdm(arms, desc="BFCL routing", disable=not progress):
-        router = _router(catalog, arm, embedder, client, config)
-        router.build(progress=progress)
+        router = _router(catalog, arm, embedder, client, config, progress=progress)
         routed = to_rows(queries, route_queries(router, queries))
         for kind in (None, *sorted({q.kind for q in queries})):
             part = [r for r, q in zip(routed, queries) if kind is None or q.kind == kind]

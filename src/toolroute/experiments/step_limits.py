@@ -25,9 +25,8 @@ copied to the larger caps with `reused_from_cap` set to the cap that actually ra
 the runs that can differ. `verify_reuse=N` runs one such copy of each of the first N tasks that have one anyway and marks them
 `reuse_check` "same" or "differs" (called tools and answer compared), which measures the assumption.
 
-One agent is built per domain and top-k; the cap is changed in place between runs. That is safe
-because the compiled graph's nodes are bound methods reading `agent.config` at run time, and
-`Agent.run_config` takes the recursion limit from the same config on every `ask`.
+One agent is built per domain and top-k; each run passes its cap (and top-k) to `Agent.ask`, which
+hands them to LangGraph's `configurable` for that run only: the agent's own config never changes.
 """
 
 from __future__ import annotations
@@ -278,11 +277,9 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
                         continue
                     if agent is None:  # built only when a run is left to do
                         agent = agent_factory(domain, top_k)
-                        agent.config.top_k = top_k
-                    agent.config.max_tool_steps = cap
                     thread = f"steps-{domain}-{task.id}-k{top_k}-c{cap}-{uuid.uuid4().hex[:8]}"
                     try:
-                        state, error = dict(agent.ask(task.query, thread)), ""
+                        state, error = dict(agent.ask(task.query, thread, max_tool_steps=cap, top_k=top_k)), ""
                     except Exception as exc:  # noqa: BLE001 - one failing task must not lose the run
                         state, error = {}, f"{type(exc).__name__}: {exc}"
                     row = {"domain": domain, "task_id": task.id, "top_k": top_k, "cap": cap,

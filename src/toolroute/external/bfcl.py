@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolroute.cards import Catalog, CardSource, ToolCard
-from toolroute.evaluation.queries import EvalQuery
+from toolroute.queries import EvalQuery
 from toolroute.llm.gguf import model_dir
 
 WHEEL = "bfcl_eval-2026.3.23-py3-none-any.whl"

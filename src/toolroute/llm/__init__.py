@@ -8,11 +8,11 @@ use and stopped at exit. Temperature 0 and a fixed seed by default, so runs repe
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from typing import Any
 
+from toolroute.config import llm_endpoint
 from toolroute.llm.server import LLMUnavailable, LocalLLMServer
 
 __all__ = ["LLMConfig", "LLMUnavailable", "chat_model", "llm_config", "shutdown_local_server"]
@@ -49,10 +49,9 @@ def _local_server() -> LocalLLMServer:
 
 def llm_config(start: bool = True) -> LLMConfig:
     """Where chat requests go: the configured endpoint, else the embedded server (started if `start`)."""
-    base_url = os.environ.get("TOOLROUTE_LLM_BASE_URL", "").strip()
-    if base_url:
-        return LLMConfig(base_url=base_url.rstrip("/"), model=os.environ.get("TOOLROUTE_LLM_MODEL", "default"),
-                         api_key=os.environ.get("TOOLROUTE_LLM_API_KEY", "not-needed"), embedded=False)
+    endpoint = llm_endpoint()
+    if endpoint is not None:
+        return LLMConfig(base_url=endpoint.base_url, model=endpoint.model, api_key=endpoint.api_key, embedded=False)
     if not start:
         return LLMConfig(base_url="", model="local", api_key="local", embedded=True)
     server = _local_server()

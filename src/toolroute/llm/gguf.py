@@ -18,6 +18,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolroute.config import model_dir
+
 
 @dataclass(frozen=True)
 class GgufSpec:
@@ -39,8 +41,6 @@ class ModelUnavailable(RuntimeError):
     """The weights could not be fetched or failed their checksum; the message says what to do."""
 
 
-def model_dir() -> Path:
-    return Path(os.environ.get("TOOLROUTE_MODEL_DIR", Path.home() / ".cache" / "toolroute" / "models"))
 
 
 def _stamp(path: Path) -> Path:

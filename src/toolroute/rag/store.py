@@ -1,6 +1,6 @@
 """DocumentStore: chunks embedded into ChromaDB, ingested incrementally, searched by cosine.
 
-Mirrors `toolroute.index`: each ingest that changes anything writes a new collection generation
+Mirrors `toolroute.routing.dense`: each ingest that changes anything writes a new collection generation
 (`rag-<name>-<digest>-NNNN`, the digest covering the store name and the embedder spec), copies the
 vectors it can reuse, embeds the rest, and becomes live only once complete, so a failed ingest
 never leaves a half-written store behind. What is reused is decided per document by a content
@@ -28,7 +28,7 @@ from chromadb.errors import NotFoundError
 from tqdm.auto import tqdm
 
 from toolroute.embeddings import Embedder, ToolrouteEmbeddingFunction, get_embedder
-from toolroute.index import MAX_ADD, open_client
+from toolroute.chroma import MAX_ADD, open_client
 from toolroute.rag.chunking import RESERVED_KEYS, Chunk
 
 __all__ = ["DocumentStore", "IngestReport", "Passage"]

@@ -21,7 +21,7 @@ def tools():
 
 @pytest.fixture(scope="module")
 def rag_configured(tmp_path_factory):
-    from toolroute.index import open_client
+    from toolroute.chroma import open_client
 
     base = tmp_path_factory.mktemp("scenario-rag")
     rag_tools.configure(embedder=HashEmbedder(), client=open_client(base / "chroma"), docs_dir=base / "docs")

@@ -24,8 +24,8 @@ from toolroute.domains.plant import tools as plant_tools
 from toolroute.domains.plant.graph import EquipmentGraph, GraphDataError, load_graph
 from toolroute.domains.plant.pack import DISCLAIMER, extract_context, find_banned, render_context
 from toolroute.evaluation.leakage import similar_pairs
-from toolroute.evaluation.queries import load_queries
-from toolroute.index import open_client
+from toolroute.queries import load_queries
+from toolroute.chroma import open_client
 
 TOOLS = {t.name: t for t in plant_tools.TOOLS}
 search_documents = TOOLS["search_documents"]

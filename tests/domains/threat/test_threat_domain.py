@@ -17,7 +17,7 @@ from toolroute.domains.threat import documents as docs_mod
 from toolroute.domains.threat import pack as pack_mod
 from toolroute.domains.threat import tools as T
 from toolroute.evaluation.leakage import similar_pairs
-from toolroute.evaluation.queries import load_queries
+from toolroute.queries import load_queries
 from toolroute.rag import extract_pages
 
 from conftest import HashEmbedder
@@ -403,7 +403,7 @@ def test_every_result_is_plain_json(configured):
 @pytest.fixture(scope="module")
 def e5_resources(tmp_path_factory):
     from toolroute.embeddings import get_embedder
-    from toolroute.index import open_client
+    from toolroute.chroma import open_client
 
     tmp = tmp_path_factory.mktemp("threat-e5")
     return get_embedder("e5-small"), open_client(tmp / "chroma"), tmp / "docs"

@@ -155,7 +155,7 @@ def open_stores(embedder: Any = None, client: Any = None, suffix: str = "") -> d
     if embedder is None or isinstance(embedder, str):
         embedder = get_embedder(embedder)
     if client is None:
-        from toolroute.index import open_client
+        from toolroute.chroma import open_client
 
         client = open_client()
     return {key: DocumentStore(name + suffix, embedder, client=client) for key, name in COLLECTIONS.items()}

@@ -8,11 +8,15 @@ from typing import Any
 
 from toolroute.agent.pack import DomainPack
 from toolroute.config import toolcards_dir
-from toolroute.domains.insurance import TOOL_NAMES
 from toolroute.domains.insurance import customers as db
 from toolroute.domains.insurance import reference
 from toolroute.domains.insurance.products import load_products
 
+# The prompts of notebook 07 (card examples by LLM, LLM reranking); its saved replies are keyed by them.
+AUGMENT_PROMPT = ("당신은 보험 TM 상담 데이터를 만드는 작가입니다. 상담원이나 고객이 실제로 말할 법한 짧은 한국어 요청 문장을 씁니다. "
+                  "답은 JSON 문자열 배열 하나만 쓰세요.")
+RERANK_PROMPT = ("당신은 보험 상담 도구 선택기입니다. 요청에 맞는 도구 번호를 잘 맞는 순서대로 JSON 배열로만 답하세요. "
+                 "맞는 도구가 없으면 []로 답하세요.")
 SYSTEM_PROMPT = (
     "당신은 한결생명 보험 TM(전화) 상담원을 돕는 상담 도우미입니다. 오늘은 2026년 12월 1일입니다.\n"
     "규칙:\n"
@@ -129,17 +133,16 @@ def find_banned(sentence: str) -> list[dict[str, Any]]:
 
 
 def build_pack() -> DomainPack:
-    from toolroute.cards import load_toolcards
     from toolroute.domains.insurance.tools import build_tools
 
-    catalog = load_toolcards(toolcards_dir("insurance"), TOOL_NAMES)
-    examples = [e for card in catalog for e in (card.purpose, *card.when_to_use)]
     return DomainPack(
         name="insurance",
         tools=build_tools(),
         system_prompt=SYSTEM_PROMPT,
+        label="보험",
+        rerank_prompt=RERANK_PROMPT,
+        augment_prompt=AUGMENT_PROMPT,
         catalog_dir=toolcards_dir("insurance"),
-        domain_examples=examples,
         extract_context=extract_context,
         render_context=render_context,
         mask_text=mask_text,

@@ -204,7 +204,7 @@ def _open_store(embedder: Any = None, client: Any = None) -> DocumentStore:
     if embedder is None or isinstance(embedder, str):
         embedder = get_embedder(embedder)
     if client is None:
-        from toolroute.index import open_client
+        from toolroute.chroma import open_client
 
         client = open_client()
     return DocumentStore(COLLECTION, embedder, client=client)

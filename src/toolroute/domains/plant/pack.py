@@ -7,7 +7,6 @@ from typing import Any
 
 from toolroute.agent.pack import DomainPack
 from toolroute.config import toolcards_dir
-from toolroute.domains.plant import TOOL_NAMES
 from toolroute.domains.plant.graph import compact, load_graph
 
 SYSTEM_PROMPT = (
@@ -102,17 +101,14 @@ FOLLOWUP_MARKERS = [
 
 
 def build_pack() -> DomainPack:
-    from toolroute.cards import load_toolcards
     from toolroute.domains.plant.tools import TOOLS
 
-    catalog = load_toolcards(toolcards_dir("plant"), TOOL_NAMES)
-    examples = [e for card in catalog for e in (card.purpose, *card.when_to_use)]
     return DomainPack(
         name="plant",
         tools=list(TOOLS),
         system_prompt=SYSTEM_PROMPT,
+        label="설비 정비",
         catalog_dir=toolcards_dir("plant"),
-        domain_examples=examples,
         extract_context=extract_context,
         render_context=render_context,
         # Equipment, part and alarm ids are what the staff work with: nothing is removed.

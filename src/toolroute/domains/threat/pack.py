@@ -137,6 +137,7 @@ def build_pack() -> DomainPack:
         name="threat",
         tools=list(threat_tools.TOOLS),
         system_prompt=SYSTEM_PROMPT,
+        label="위협 평가",
         extract_context=extract_context,
         render_context=render_context,
         remove_patterns=[ASSET_ID_PATTERN],

@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from difflib import SequenceMatcher
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -83,6 +84,7 @@ class Catalog:
     cards: dict[str, ToolCard]
     sources: dict[str, CardSource] = field(default_factory=dict)
     authored: bool = True
+    edit_version: int = 0  # the card-store version applied on top of the YAML (0: as authored)
 
     def __len__(self) -> int:
         return len(self.cards)
@@ -111,6 +113,17 @@ def normalize_text(text: str) -> str:
     """NFKC, lower case, letters and digits only: the form duplicates and leaks are compared in."""
     text = unicodedata.normalize("NFKC", text).lower()
     return "".join(ch for ch in text if ch.isalnum())
+
+
+NEAR_DUPLICATE = 0.8
+
+
+def near_duplicate(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
+    """Whether two texts already in `normalize_text` form are the same or near-duplicates."""
+    if a == b:
+        return True
+    m = SequenceMatcher(None, a, b, autojunk=False)
+    return m.real_quick_ratio() >= threshold and m.quick_ratio() >= threshold and m.ratio() >= threshold
 
 
 def _item_lines(text: str) -> list[int]:

@@ -20,6 +20,7 @@ from types import ModuleType
 from langchain_core.tools import BaseTool
 
 from toolroute.cards import Catalog, CatalogError, ToolCard, validate_catalog
+from toolroute.routing import ToolRouter
 
 
 class RegistryError(ValueError):
@@ -42,7 +43,7 @@ class ToolRegistry:
     """The tools of one running agent (`toolroute.agent.graph.Agent`) with their cards."""
 
     def __init__(self, agent):
-        if agent.router is None or not hasattr(agent.router, "update_catalog"):
+        if not isinstance(agent.router, ToolRouter):
             raise RegistryError("the agent has no ToolRouter: build it with a router to add or remove tools at run time")
         self.agent = agent
         self._lock = threading.Lock()

@@ -1,4 +1,4 @@
-"""The no-call decision: a small logistic rule on routing evidence, fitted on the dev split only.
+"""The no-call decision: a small logistic rule on routing evidence, fitted on the calib (or dev) split only.
 
 One threshold on the top-1 cosine cannot separate "call a tool" from "no tool": off-domain requests
 with generic endings ("…추천해줘", "…짜줘") score as high as real calls with e5-small. The rule
@@ -14,7 +14,10 @@ catches as many no-call rows as it can.
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -61,7 +64,7 @@ class NoCallRule:
 
         The dev_* fields report the out-of-fold figures at the chosen cut, an honest preview of test.
         """
-        from sklearn.model_selection import StratifiedKFold
+        from sklearn.model_selection import StratifiedKFold  # heavy (~1 s): only when a rule is fitted
 
         y = np.asarray(is_call, dtype=int)
         if y.min() == y.max():
@@ -94,7 +97,7 @@ class _Fitted:
 
 
 def _logistic(X: np.ndarray, y: np.ndarray) -> _Fitted:
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import LogisticRegression  # heavy (~1 s): only when a rule is fitted
 
     mean, scale = X.mean(axis=0), X.std(axis=0)
     scale[scale == 0] = 1.0
@@ -119,3 +122,19 @@ def _bounded_cut(probs: np.ndarray, y: np.ndarray, max_false_no_call: float) -> 
         best_cut, best = float(cut), {"false_no_call_rate": fnc, "no_call_accuracy": tnr,
                                       "balanced_accuracy": ((1 - fnc) + tnr) / 2}
     return best_cut, best
+
+
+def save_rule(path: Path, rule: NoCallRule) -> None:
+    """Write the rule as JSON atomically (a reader sees the old file or the new one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(rule.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def load_rule(path: Path) -> NoCallRule | None:
+    """The rule saved at `path`, or None when there is none (or it cannot be read: it is refitted)."""
+    try:
+        return NoCallRule.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None

@@ -15,22 +15,19 @@ import json
 import re
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Literal, Sequence
 
-import chromadb
 import numpy as np
-from chromadb.config import Settings
 from chromadb.errors import NotFoundError
 from tqdm.auto import tqdm
 
 from toolroute.cards import Catalog, ToolCard
-from toolroute.config import ChromaUnavailable, chroma_url, data_dir
+from toolroute.chroma import MAX_ADD, open_client
 from toolroute.embeddings import Embedder, ToolrouteEmbeddingFunction, get_embedder
+from toolroute.routing.base import Ranking, Retriever
 
 FIELDS = ("purpose", "when_to_use", "tags", "when_not_to_use")
 DEFAULT_FIELDS = ("purpose", "when_to_use", "tags")
-MAX_ADD = 5000  # Chroma accepts at most 5,461 records per add
 
 
 @dataclass(frozen=True)
@@ -108,37 +105,6 @@ class BuildReport:
     reused: int
     seconds: float
     rebuilt: bool
-
-
-def server_client(url: str):
-    """A client of the Chroma server at `url` (`http://host:port`), or ChromaUnavailable naming it."""
-    m = re.match(r"^(?:(https?)://)?([^:/\s]+)(?::(\d+))?/?$", url.strip())
-    if m is None:
-        raise ChromaUnavailable(f"TOOLROUTE_CHROMA_URL={url!r} is not a server address (expected http://host:port)")
-    host, port = m.group(2), int(m.group(3) or 8000)
-    settings = Settings(anonymized_telemetry=False, allow_reset=False)
-    try:
-        return chromadb.HttpClient(host=host, port=port, ssl=m.group(1) == "https", settings=settings)
-    except Exception as exc:  # chromadb raises ValueError("Could not connect …") or transport errors
-        raise ChromaUnavailable(
-            f"the Chroma server at {url} (TOOLROUTE_CHROMA_URL) does not answer: {exc}. Start it with "
-            f"`chroma run --path <folder> --host {host} --port {port}`, or unset TOOLROUTE_CHROMA_URL "
-            f"to use the embedded store in {data_dir() / 'chroma'}"
-        ) from None
-
-
-def open_client(path: str | Path | None = None):
-    """A Chroma server client when `TOOLROUTE_CHROMA_URL` is set, else an embedded PersistentClient.
-
-    An explicit `path` always means an embedded store (tests, sweeps that keep their own index).
-    """
-    settings = Settings(anonymized_telemetry=False, allow_reset=False)
-    url = chroma_url()
-    if url and path is None:
-        return server_client(url)
-    path = Path(path) if path is not None else data_dir() / "chroma"
-    path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
 def _slug(text: str) -> str:
@@ -332,12 +298,31 @@ class ToolIndex:
                 scores[tool] = float(np.mean(sims[:2]))
         return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
-    # ----- saved settings ------------------------------------------------------------------
-    def load_setting(self, key: str) -> dict | None:
-        raw = (self.collection.metadata or {}).get(key)
-        return json.loads(raw) if raw else None
 
-    def save_setting(self, key: str, value: dict) -> None:
-        """Store a JSON setting (e.g. a fitted no-call rule) with the live collection's config."""
-        col = self.collection
-        col.modify(metadata={**(col.metadata or {}), key: json.dumps(value, ensure_ascii=False)})
+class DenseRetriever(Retriever):
+    """The dense arm: a ToolIndex ranking every tool by the aggregated cosine of its records."""
+
+    arm = "dense"
+    features = ("dense_top1", "dense_margin")
+
+    def __init__(self, index: ToolIndex):
+        self.index = index
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.index.catalog
+
+    def build(self, progress: bool = True) -> BuildReport:
+        return self.index.build(progress=progress)
+
+    def update_catalog(self, catalog: Catalog) -> BuildReport:
+        return self.index.sync(catalog)
+
+    def rank_many(self, queries: Sequence[str]) -> list[Ranking]:
+        return [Ranking(ranked, dense_features(ranked)) for ranked in self.index.search_many(queries)]
+
+
+def dense_features(ranked: list[tuple[str, float]]) -> dict[str, float]:
+    """The no-call rule's dense evidence: the best score and its margin over the second."""
+    top1 = ranked[0][1] if ranked else 0.0
+    return {"dense_top1": top1, "dense_margin": ranked[0][1] - ranked[1][1] if len(ranked) > 1 else top1}

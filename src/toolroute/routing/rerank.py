@@ -1,6 +1,6 @@
 """A second routing stage: the LLM reads the top candidates' cards and reorders them.
 
-The first stage (any ToolRouter arm) is cheap and recall-oriented; the reranker spends one LLM call
+The first stage (any routing arm) is cheap and recall-oriented; the reranker spends one LLM call
 per query to fix the order of the head. The LLM answers with candidate numbers, best first; a reply
 that cannot be parsed keeps the first-stage order and is counted, never guessed. Tools the LLM
 leaves out keep their first-stage order after the ones it picked.
@@ -18,11 +18,12 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from tqdm.auto import tqdm
 
 from toolroute.cards import Catalog
-from toolroute.experiments.saved_replies import call_seconds
-from toolroute.router import RouteResult
+from toolroute.llm.replies import call_seconds
+from toolroute.routing.router import RouteResult
 
-SYSTEM = ("당신은 보험 상담 도구 선택기입니다. 요청에 맞는 도구 번호를 잘 맞는 순서대로 JSON 배열로만 답하세요. "
-          "맞는 도구가 없으면 []로 답하세요.")
+# Domain-neutral; a DomainPack names its own (`rerank_prompt`).
+RERANK_PROMPT = ("당신은 도구 선택기입니다. 요청에 맞는 도구 번호를 잘 맞는 순서대로 JSON 배열로만 답하세요. "
+                 "맞는 도구가 없으면 []로 답하세요.")
 _NUMBERS = re.compile(r"\[[\d,\s]*\]")
 
 
@@ -38,8 +39,10 @@ class RerankStats:
 class LLMReranker:
     """Reorders the first `candidates` tools of a RouteResult with one LLM call."""
 
-    def __init__(self, llm, catalog: Catalog, candidates: int = 8, purpose_chars: int = 90):
+    def __init__(self, llm, catalog: Catalog, candidates: int = 8, purpose_chars: int = 90,
+                 system: str = RERANK_PROMPT):
         self.llm, self.catalog, self.candidates, self.purpose_chars = llm, catalog, candidates, purpose_chars
+        self.system = system
         self.stats = RerankStats()
 
     def messages(self, query: str, names: Sequence[str]) -> list:
@@ -48,7 +51,7 @@ class LLMReranker:
             purpose = self.catalog.cards[name].purpose if name in self.catalog else name
             lines.append(f"{i}. {name}: {purpose[: self.purpose_chars]}")
         lines.append("답 형식 예: [2, 1]")
-        return [SystemMessage(SYSTEM), HumanMessage("\n".join(lines))]
+        return [SystemMessage(self.system), HumanMessage("\n".join(lines))]
 
     @staticmethod
     def parse(text: str, n: int) -> list[int] | None:

@@ -25,8 +25,8 @@ import yaml
 from filelock import FileLock
 from pydantic import ValidationError
 
-from toolroute.cards import Catalog, CatalogError, ToolCard, _pydantic_problems, load_catalog, validate_catalog
-from toolroute.config import data_dir
+from toolroute.cards.model import Catalog, CatalogError, ToolCard, _pydantic_problems, load_catalog, validate_catalog
+from toolroute.config import cardstore_dir
 
 EDITABLE_FIELDS = ("purpose", "when_to_use", "when_not_to_use", "tags")
 LIST_FIELDS = ("when_to_use", "when_not_to_use", "tags")
@@ -91,8 +91,7 @@ def card_fields(card: ToolCard) -> dict[str, Any]:
 
 def default_store_path(catalog_name: str) -> Path:
     """`TOOLROUTE_CARDSTORE` (a folder) or `.toolroute/cardstore/`, one JSON file per catalogue."""
-    folder = Path(os.environ.get("TOOLROUTE_CARDSTORE", data_dir() / "cardstore"))
-    return folder / f"{catalog_name}.overrides.json"
+    return cardstore_dir() / f"{catalog_name}.overrides.json"
 
 
 def _now() -> str:

@@ -20,17 +20,17 @@ from typing import Any, Iterable, Sequence
 from langchain_core.messages import HumanMessage, SystemMessage
 from tqdm.auto import tqdm
 
-from toolroute.cards import Catalog, ToolCard, normalize_text
-from toolroute.evaluation.leakage import NEAR_DUPLICATE, near_duplicate
-from toolroute.experiments.saved_replies import call_seconds
+from toolroute.cards.model import NEAR_DUPLICATE, Catalog, ToolCard, near_duplicate, normalize_text
+from toolroute.llm.replies import call_seconds
 
-SYSTEM = ("당신은 보험 TM 상담 데이터를 만드는 작가입니다. 상담원이나 고객이 실제로 말할 법한 짧은 한국어 요청 문장을 씁니다. "
-          "답은 JSON 문자열 배열 하나만 쓰세요.")
+# Domain-neutral; a DomainPack names its own (`augment_prompt`), in its users' words.
+AUGMENT_PROMPT = ("당신은 상담 데이터를 만드는 작가입니다. 사용자가 실제로 말할 법한 짧은 한국어 요청 문장을 씁니다. "
+                  "답은 JSON 문자열 배열 하나만 쓰세요.")
 MAX_CHARS = 80
 _JSON_LIST = re.compile(r"\[.*\]", re.S)
 
 
-def prompt(card: ToolCard, n: int) -> list:
+def prompt(card: ToolCard, n: int, system: str = AUGMENT_PROMPT) -> list:
     lines = [f"도구 설명: {card.purpose}", "이미 있는 예시:"]
     lines += [f"- {e}" for e in card.when_to_use]
     if card.when_not_to_use:
@@ -38,7 +38,7 @@ def prompt(card: ToolCard, n: int) -> list:
         lines += [f"- {e}" for e in card.when_not_to_use]
     lines.append(f"위 도구가 필요한 새 요청 문장을 {n}개 쓰세요. 예시와 다른 표현·상품·상황을 쓰고, 쓰지 않는 경우는 피하세요. "
                  f'형식: ["문장1", "문장2", ...]')
-    return [SystemMessage(SYSTEM), HumanMessage("\n".join(lines))]
+    return [SystemMessage(system), HumanMessage("\n".join(lines))]
 
 
 def parse_list(text: str) -> list[str] | None:
@@ -73,7 +73,7 @@ class AugmentReport:
 
 def augment(catalog: Catalog, llm, per_card: int = 5, eval_queries: Iterable[str] = (),
             names: Sequence[str] | None = None, threshold: float = NEAR_DUPLICATE,
-            progress: bool = True) -> tuple[Catalog, AugmentReport]:
+            progress: bool = True, system: str = AUGMENT_PROMPT) -> tuple[Catalog, AugmentReport]:
     """The catalogue with up to `per_card` LLM-written examples added to each card (see module doc)."""
     start = time.perf_counter()
     report = AugmentReport()
@@ -84,7 +84,7 @@ def augment(catalog: Catalog, llm, per_card: int = 5, eval_queries: Iterable[str
     for name in tqdm(list(names or catalog.names), desc="augmenting cards", unit="card", disable=not progress):
         card = cards[name]
         call_start = time.perf_counter()
-        reply = llm.invoke(prompt(card, per_card))
+        reply = llm.invoke(prompt(card, per_card, system))
         measured = time.perf_counter() - call_start
         replay_offset += call_seconds(reply, measured) - measured
         report.llm_calls += 1

@@ -15,6 +15,7 @@ import bm25s
 import numpy as np
 
 from toolroute.cards import Catalog, ToolCard
+from toolroute.routing.base import Ranking, Retriever
 
 # Content morphemes: nouns, numbers, foreign words, roots, verb and adjective stems.
 _CONTENT_TAGS = ("NNG", "NNP", "NR", "SL", "SH", "SN", "XR", "VV", "VA")
@@ -69,3 +70,40 @@ class BM25ToolIndex:
         if not tokens:
             return 0.0
         return sum(t in self.vocabulary for t in tokens) / len(tokens)
+
+
+class BM25Retriever(Retriever):
+    """The lexical arm: tools with a positive BM25 score first, then the rest in catalogue order."""
+
+    arm = "bm25"
+    features = ("bm25_top1", "lexical_coverage")
+
+    def __init__(self, catalog: Catalog, fields: Sequence[str] = ("purpose", "when_to_use", "tags")):
+        self.fields = tuple(fields)
+        self.index = BM25ToolIndex(catalog, fields=self.fields)
+        self._catalog = catalog
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._catalog
+
+    def update_catalog(self, catalog: Catalog) -> None:
+        self.index = BM25ToolIndex(catalog, fields=self.fields)
+        self._catalog = catalog
+
+    def matches(self, query: str) -> Ranking:
+        """Only the tools sharing a word with the query (what fusion reads), with the lexical evidence."""
+        scores, tokens = self.index.scores(query)
+        order = np.argsort(-scores, kind="stable")
+        lexical = [(self.index.names[i], float(scores[i])) for i in order if scores[i] > 0]
+        return Ranking(lexical, {"bm25_top1": lexical[0][1] if lexical else 0.0,
+                                 "lexical_coverage": self.index.coverage(tokens)})
+
+    def rank_many(self, queries: Sequence[str]) -> list[Ranking]:
+        out = []
+        for query in queries:
+            ranking = self.matches(query)
+            found = {t for t, _ in ranking.ranked}
+            ranking.ranked += [(n, 0.0) for n in self.catalog.names if n not in found]
+            out.append(ranking)
+        return out

@@ -1,0 +1,48 @@
+"""The effective catalogue: the authored cards plus the edits saved in the card store.
+
+One function for every entry point (router factory, agent, CLI, notebooks, server), so an edit
+saved with `toolroute cards edit` changes what every one of them routes with.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from pathlib import Path
+
+from toolroute.cards.model import Catalog, load_catalog
+from toolroute.cards.store import CardStore, default_store_path
+
+
+def domain_tool_names(domain: str) -> list[str] | None:
+    """The contract list of tool names of a domain pack, or None when no pack has that name.
+
+    Domain packs are plugins found by name (`toolroute.domains.<name>.TOOL_NAMES`): the cards layer
+    reads their names without depending on any domain's code.
+    """
+    try:
+        module = import_module(f"toolroute.domains.{domain}")
+    except ModuleNotFoundError:
+        return None
+    return list(getattr(module, "TOOL_NAMES", [])) or None
+
+
+def expected_tool_names(source: str | Path) -> list[str] | None:
+    """The tool names a catalogue must describe: a domain's for a `toolcards/<domain>` folder, else None."""
+    source = Path(source)
+    return domain_tool_names(source.name) if source.is_dir() and source.parent.name == "toolcards" else None
+
+
+def open_catalog(source: str | Path, edits: bool = True) -> Catalog:
+    """The catalogue at `source` (a toolcards folder or a JSON file of OpenAI schemas), with the card
+    store's saved edits applied (`edits=False`: as authored). A `toolcards/<domain>` folder is also
+    checked against the domain's tool names."""
+    source = Path(source)
+    expected = expected_tool_names(source)
+    catalog = load_catalog(source, expected)
+    if edits and source.is_dir() and default_store_path(catalog.name).is_file():
+        store = CardStore(source, expected_names=expected)
+        versions = store.versions()
+        if versions:
+            catalog = store.catalog()
+            catalog.edit_version = len(versions)
+    return catalog

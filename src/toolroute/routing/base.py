@@ -1,0 +1,49 @@
+"""The retriever contract every routing arm implements, in BEIR's shape.
+
+`search({query_id: text}, k) -> {query_id: {tool: score}}` lets any two arms be evaluated, fused or
+compared on the same queries. `rank_many` is the same ranking with the evidence the no-call rule
+reads (`features`), kept per query.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar, Sequence
+
+from toolroute.cards import Catalog
+
+
+@dataclass
+class Ranking:
+    """Every tool a retriever scored for one query, best first, and the evidence it saw."""
+
+    ranked: list[tuple[str, float]]
+    features: dict[str, float] = field(default_factory=dict)
+
+
+class Retriever(ABC):
+    """One way of ranking a catalogue's tools for a query (dense, BM25, their fusion)."""
+
+    arm: ClassVar[str]
+    features: ClassVar[tuple[str, ...]]  # the evidence names `rank_many` reports, read by the no-call rule
+
+    @property
+    @abstractmethod
+    def catalog(self) -> Catalog: ...
+
+    @abstractmethod
+    def rank_many(self, queries: Sequence[str]) -> list[Ranking]: ...
+
+    def build(self, progress: bool = True):
+        """Bring stored indexes in line with the catalogue (nothing to do for in-memory arms)."""
+        return None
+
+    @abstractmethod
+    def update_catalog(self, catalog: Catalog):
+        """Switch to an edited catalogue in place (changed cards re-indexed, removed tools gone)."""
+
+    def search(self, queries: dict[str, str], k: int = 10) -> dict[str, dict[str, float]]:
+        ids = list(queries)
+        rankings = self.rank_many([queries[i] for i in ids])
+        return {qid: dict(r.ranked[:k]) for qid, r in zip(ids, rankings)}

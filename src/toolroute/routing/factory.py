@@ -1,0 +1,140 @@
+"""Build a ready router from plain settings: catalogue, arm, strategy, embedder, calibration file.
+
+Every caller (CLI, notebooks, experiments, benchmarks, the agent) starts here, so that "the default
+configuration" means one thing everywhere and no one wires a retriever by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+from toolroute.cards import Catalog, open_catalog
+from toolroute.chroma import client_folder, open_client
+from toolroute.config import data_dir, queries_path, toolcards_dir
+from toolroute.embeddings import Embedder
+from toolroute.queries import file_fingerprint, load_queries
+from toolroute.routing.base import Retriever
+from toolroute.routing.dense import DEFAULT_FIELDS, DenseRetriever, IndexStrategy, ToolIndex
+from toolroute.routing.fusion import HybridRetriever
+from toolroute.routing.lexical import BM25Retriever
+from toolroute.routing.nocall import NoCallRule, load_rule, save_rule
+from toolroute.routing.router import ToolRouter
+
+ARMS: tuple[str, ...] = ("dense", "bm25", "hybrid")
+
+
+@dataclass
+class RouterConfig:
+    """The default is the configuration reported in the README, chosen on the dev split:
+    hybrid (RRF, k=10, dense ranking weighted 0.5 against BM25's 1) over multi-vector cards
+    without when_not_to_use, tool score = mean of its two best records (top2).
+
+    `embedder` is a name (`e5-small`, a sentence-transformers path …) or an Embedder object;
+    `dev` is the file the no-call rule is fitted on (default: the domain's calib split)."""
+
+    catalog: str = str(toolcards_dir("insurance"))
+    arm: str = "hybrid"
+    granularity: str = "multi"
+    fields: tuple[str, ...] = DEFAULT_FIELDS
+    aggregation: str = "top2"
+    embedder: str | Embedder | None = None
+    rrf_k: int = 10
+    dense_weight: float = 0.5
+    dev: str | None = field(default=None)
+
+    def __post_init__(self):
+        if self.arm not in ARMS:
+            raise ValueError(f"arm must be one of {ARMS}, got '{self.arm}'")
+
+    def strategy(self) -> IndexStrategy:
+        return IndexStrategy(self.granularity, tuple(self.fields), self.aggregation)
+
+    @property
+    def label(self) -> str:
+        """What tables and figures call this configuration (e.g. `hybrid:e5-small:multi/top2`)."""
+        wnu = "+wnu" if "when_not_to_use" in self.fields else ""
+        if self.arm == "bm25":
+            return f"bm25{wnu}"
+        embedder = self.embedder if isinstance(self.embedder, str) else getattr(self.embedder, "spec", "e5-small")
+        return f"{self.arm}:{embedder or 'e5-small'}:{self.granularity}{wnu}/{self.aggregation}"
+
+    def with_(self, **changes) -> "RouterConfig":
+        return replace(self, **changes)
+
+
+def default_dev_file(catalog_source: str | Path) -> Path | None:
+    """The queries the no-call rule is fitted on, for a `toolcards/<domain>` folder.
+
+    `calib.jsonl` when the domain has one: a dev part that card editors never tune on, so the
+    rule sees scores like those of unseen queries (cards tuned on dev score dev queries too high).
+    Else `dev.jsonl`. Never the test split.
+    """
+    source = Path(catalog_source)
+    if source.is_dir():
+        for split in ("calib", "dev"):
+            candidate = queries_path(source.name, split)
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def make_retriever(config: RouterConfig, catalog: Catalog, client=None) -> Retriever:
+    """The arm named by `config` over `catalog` (indexes are not built here)."""
+    strategy = config.strategy()
+    lexical = BM25Retriever(catalog, fields=strategy.fields) if config.arm != "dense" else None
+    if config.arm == "bm25":
+        return lexical
+    dense = DenseRetriever(ToolIndex(catalog, config.embedder, strategy, client if client is not None else open_client()))
+    if config.arm == "dense":
+        return dense
+    return HybridRetriever(dense, lexical, config.rrf_k, config.dense_weight)
+
+
+NoCall = Literal["saved", "fit", "none"]
+
+
+def build_router(config: RouterConfig = RouterConfig(), catalog: Catalog | None = None, client=None,
+                 progress: bool = True, no_call: NoCall = "saved") -> ToolRouter:
+    """Catalogue → index (built or updated incrementally) → no-call rule.
+
+    `no_call`: "saved" uses the rule saved beside the index for this catalogue, configuration and
+    calibration file, fitting and saving it when there is none; "fit" fits a fresh rule and keeps it
+    in memory only (sweeps over throw-away catalogues); "none" routes without a rule.
+    """
+    catalog = catalog or open_catalog(config.catalog)
+    client = client if client is not None or config.arm == "bm25" else open_client()
+    router = ToolRouter(make_retriever(config, catalog, client), config.strategy())
+    router.build(progress=progress)
+    dev = config.dev or default_dev_file(config.catalog)
+    if dev is not None and no_call != "none":
+        folder = client_folder(client) if client is not None else data_dir() / "chroma"
+        calibrate(router, dev, config, folder if no_call == "saved" else None)
+    return router
+
+
+def rule_file(router: ToolRouter, config: RouterConfig, fingerprint: str, folder: Path) -> Path:
+    """A rule is valid for one catalogue content, one configuration and one calibration file."""
+    cards = "|".join(f"{c.name}:{c.content_hash()}" for c in router.catalog)
+    key = "|".join([config.label, str(config.fields), str(config.rrf_k), str(config.dense_weight),
+                    getattr(router.embedder, "spec", "-"), cards, fingerprint])
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    return folder / "nocall" / f"{router.arm}-{digest}.json"
+
+
+def calibrate(router: ToolRouter, dev_path: str | Path, config: RouterConfig,
+              folder: Path | None = None) -> NoCallRule:
+    """Use the rule saved in `folder` for this exact calibration file, or fit it (and save it there)."""
+    fingerprint = f"{file_fingerprint(dev_path)}|{NoCallRule.METHOD}"
+    path = rule_file(router, config, fingerprint, folder) if folder is not None else None
+    rule = load_rule(path) if path is not None else None
+    if rule is not None and rule.fitted_on == fingerprint:
+        router.no_call_rule = rule
+        return rule
+    dev = load_queries(dev_path, router.catalog.names)
+    rule = router.fit_no_call([q.query for q in dev], [q.is_call for q in dev], fitted_on=fingerprint)
+    if path is not None:
+        save_rule(path, rule)
+    return rule

@@ -1,0 +1,56 @@
+"""The hybrid arm: dense and BM25 rankings fused by reciprocal rank fusion (RRF).
+
+Dense models slip on short queries full of product names and terms, BM25 on paraphrases; RRF
+needs no score calibration between the two, only ranks.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from toolroute.cards import Catalog
+from toolroute.routing.base import Ranking, Retriever
+from toolroute.routing.dense import DenseRetriever
+from toolroute.routing.lexical import BM25Retriever
+
+
+def rrf(rankings: Sequence[Sequence[str]], k: int = 60, weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion: score(t) = Σ w / (k + rank); tools absent from a ranking get nothing from it."""
+    weights = weights or [1.0] * len(rankings)
+    scores: dict[str, float] = {}
+    for ranking, w in zip(rankings, weights):
+        for rank, name in enumerate(ranking, start=1):
+            scores[name] = scores.get(name, 0.0) + w / (k + rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+class HybridRetriever(Retriever):
+    """RRF of the dense ranking (weight `dense_weight`) and the tools BM25 matched (weight 1)."""
+
+    arm = "hybrid"
+    features = DenseRetriever.features + BM25Retriever.features
+
+    def __init__(self, dense: DenseRetriever, lexical: BM25Retriever, rrf_k: int = 60, dense_weight: float = 1.0):
+        self.dense, self.lexical = dense, lexical
+        self.rrf_k, self.dense_weight = rrf_k, dense_weight
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.dense.catalog
+
+    def build(self, progress: bool = True):
+        return self.dense.build(progress=progress)
+
+    def update_catalog(self, catalog: Catalog):
+        report = self.dense.update_catalog(catalog)
+        self.lexical.update_catalog(catalog)
+        return report
+
+    def rank_many(self, queries: Sequence[str]) -> list[Ranking]:
+        out = []
+        for query, dense in zip(queries, self.dense.rank_many(queries)):
+            lexical = self.lexical.matches(query)
+            ranked = rrf([[n for n, _ in dense.ranked], [n for n, _ in lexical.ranked]], k=self.rrf_k,
+                         weights=[self.dense_weight, 1.0])
+            out.append(Ranking(ranked, {**dense.features, **lexical.features}))
+        return out

@@ -1,0 +1,129 @@
+"""ToolRouter: a retriever plus the no-call rule; one query in, ranked tools and a decision out.
+
+The retriever (dense, BM25 or hybrid; see `routing.factory`) ranks every tool; the rule reads the
+retriever's evidence and decides whether any tool should be called at all.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence, runtime_checkable
+
+from toolroute.cards import Catalog
+from toolroute.routing.base import Retriever
+from toolroute.routing.dense import IndexStrategy
+from toolroute.routing.nocall import NoCallRule
+
+
+@dataclass
+class RouteResult:
+    """Every tool ranked best first with its arm score, plus the no-call decision and its evidence."""
+
+    query: str
+    ranked: list[tuple[str, float]]
+    no_call: bool = False
+    call_probability: float | None = None
+    features: dict[str, float] = field(default_factory=dict)
+
+    def top(self, k: int) -> list[str]:
+        return [name for name, _ in self.ranked[:k]]
+
+    def to_dict(self, k: int | None = None) -> dict:
+        ranked = self.ranked if k is None else self.ranked[:k]
+        return {
+            "query": self.query,
+            "tools": [{"name": n, "score": round(s, 6)} for n, s in ranked],
+            "no_call": self.no_call,
+            "call_probability": None if self.call_probability is None else round(self.call_probability, 4),
+            "features": {k_: round(v, 6) for k_, v in self.features.items()},
+        }
+
+
+@runtime_checkable
+class Router(Protocol):
+    """What the agent needs of a router: the catalogue it ranks and one query → RouteResult."""
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    def route(self, query: str) -> RouteResult: ...
+
+
+class ToolRouter:
+    """Ranks a catalogue's tools with one retriever and decides whether to call any. Build it with
+    `routing.build_router`, which also opens the index and loads or fits the rule."""
+
+    def __init__(self, retriever: Retriever, strategy: IndexStrategy, no_call_rule: NoCallRule | None = None):
+        self.retriever = retriever
+        self.strategy = strategy  # how cards became records (reported with every evaluation)
+        self.no_call_rule = no_call_rule
+        self.build_report = None  # what the last index build did (set by build())
+
+    @property
+    def arm(self) -> str:
+        return self.retriever.arm
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.retriever.catalog
+
+    @property
+    def dense(self):
+        """The dense arm's ToolIndex, or None for the BM25 arm."""
+        dense = getattr(self.retriever, "dense", self.retriever)
+        return getattr(dense, "index", None) if dense.arm == "dense" else None
+
+    @property
+    def bm25(self):
+        """The BM25 arm's index, or None for the dense arm."""
+        lexical = getattr(self.retriever, "lexical", self.retriever)
+        return lexical.index if lexical.arm == "bm25" else None
+
+    @property
+    def embedder(self):
+        return self.dense.embedder if self.dense is not None else None
+
+    def build(self, progress: bool = True):
+        self.build_report = self.retriever.build(progress=progress)
+        return self.build_report
+
+    def update_catalog(self, catalog: Catalog) -> dict:
+        """Switch to an edited catalogue in place: changed cards re-embedded, removed tools' vectors
+        deleted, BM25 rebuilt. The no-call rule is kept (refit it when many cards change)."""
+        start = time.perf_counter()
+        dense = self.dense
+        report = dense.sync(catalog) if dense is not None else None
+        dense_seconds = time.perf_counter() - start
+        lexical = getattr(self.retriever, "lexical", self.retriever)
+        if lexical.arm == "bm25":
+            lexical.update_catalog(catalog)
+        return {"tools": len(catalog), "records_embedded": report.embedded if report else 0,
+                "dense_seconds": dense_seconds, "seconds": time.perf_counter() - start}
+
+    def search(self, queries: dict[str, str], k: int = 10) -> dict[str, dict[str, float]]:
+        """The retriever contract (BEIR shape); the no-call rule is not applied here."""
+        return self.retriever.search(queries, k)
+
+    def route(self, query: str) -> RouteResult:
+        return self.route_many([query])[0]
+
+    def route_many(self, queries: Sequence[str]) -> list[RouteResult]:
+        results = []
+        for query, ranking in zip(queries, self.retriever.rank_many(list(queries))):
+            result = RouteResult(query, ranking.ranked, features=ranking.features)
+            if self.no_call_rule is not None:
+                result.call_probability = self.no_call_rule.probability_of_call(ranking.features)
+                result.no_call = result.call_probability < self.no_call_rule.threshold
+            results.append(result)
+        return results
+
+    def fit_no_call(self, queries: Sequence[str], is_call: Sequence[bool], fitted_on: str = "") -> NoCallRule:
+        """Fit the rule on labelled queries (calib or dev, never test) and use it from now on."""
+        saved_rule, self.no_call_rule = self.no_call_rule, None
+        try:
+            results = self.route_many(queries)
+        finally:
+            self.no_call_rule = saved_rule
+        self.no_call_rule = NoCallRule.fit([r.features for r in results], is_call, self.retriever.features, fitted_on)
+        return self.no_call_rule
