@@ -25,7 +25,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 LLAMA_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
 LLAMA_WHEELS  ?= $(HOME)/.cache/toolroute/wheels/llama-$(shell echo "$(LLAMA_VERSION) $(CMAKE_ARGS)" | sha256sum | cut -c1-12)
 
-.PHONY: setup run test lab bench reference lock clean-index
+.PHONY: setup run test test-fast lab bench reference lock clean-index
 
 setup: $(STAMP)
 
@@ -47,6 +47,9 @@ run: setup  ## the main job: the notebook pipeline into results/runs/<run-id>/
 
 test: setup  ## the whole test suite, network disabled (includes a papermill smoke run)
 	$(PY) -m pytest
+
+test-fast: setup  ## the inner loop: unit and domain tests, no notebook runs or reference checks (a few minutes)
+	$(PY) -m pytest tests/unit tests/domains -m "not slow" -q
 
 lab: setup  ## JupyterLab on the project's kernel
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks

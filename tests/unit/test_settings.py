@@ -36,3 +36,7 @@ def test_the_settings_follow_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("TOOLROUTE_CARDSTORE")
     assert config.cardstore_dir() == tmp_path / "cardstore"
     assert all(f"`{s.name}`" in config.settings_table() for s in SETTINGS)
+
+
+def test_the_docs_show_the_settings_table():
+    assert config.settings_table() in (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
