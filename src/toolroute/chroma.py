@@ -10,6 +10,8 @@ from pathlib import Path
 
 import chromadb
 from chromadb.config import Settings
+from chromadb.errors import NotFoundError
+from filelock import FileLock
 
 from toolroute.config import ChromaUnavailable, chroma_url, data_dir
 
@@ -54,3 +56,30 @@ def client_folder(client) -> Path:
     if folder and getattr(client.get_settings(), "is_persistent", False):
         return Path(folder)
     return data_dir() / "chroma-server"
+
+
+def slug(text: str, limit: int = 20, empty: str = "catalog") -> str:
+    """A readable collection-name part (Chroma names allow letters, digits and hyphens)."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:limit] or empty
+
+
+def generations(client, namespace: str, embedding_function) -> list[tuple[int, str, dict]]:
+    """The collection generations `<namespace>-<n>` as (n, name, metadata), oldest first. A
+    generation dropped by another process while this lists them is skipped."""
+    out = []
+    for col in client.list_collections():
+        name = col if isinstance(col, str) else col.name
+        if name.startswith(namespace + "-") and name[len(namespace) + 1:].isdigit():
+            try:
+                meta = client.get_collection(name, embedding_function=embedding_function).metadata or {}
+            except NotFoundError:
+                continue
+            out.append((int(name[len(namespace) + 1:]), name, meta))
+    return sorted(out)
+
+
+def build_lock(client, namespace: str, timeout: float = 600) -> FileLock:
+    """One writer per namespace on this machine: a second build waits, then finds the first one's work."""
+    folder = client_folder(client) / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(folder / f"{namespace}.lock"), timeout=timeout)

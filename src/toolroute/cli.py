@@ -138,8 +138,10 @@ def _card_changes(args) -> dict:
 
 def cmd_cards_edit(args) -> int:
     store = _card_store(args)
-    expected = args.expect_version if args.expect_version is not None else store.card_version(args.name)
-    version = store.edit(args.name, _card_changes(args), expected, author=args.author, message=args.message)
+    if args.expect_version is None:  # never a silent default: it would overwrite an edit saved meanwhile
+        raise ValueError(f"name the version of '{args.name}' you edited: --expect-version N (it is at version "
+                         f"{store.card_version(args.name)} now; `toolroute cards history {args.name}` lists them)")
+    version = store.edit(args.name, _card_changes(args), args.expect_version, author=args.author, message=args.message)
     print(f"{store.path}: version {version.number} saved ({args.name}, by {version.author})")
     return 0
 
@@ -267,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     e = cards_sub.add_parser("edit", help="save an edit to one card as a new version")
     e.add_argument("name")
     e.add_argument("--expect-version", type=int, default=None,
-                   help="the card version you edited (refused if someone saved a newer one); default: the current")
+                   help="the card version you edited (required; refused if someone saved a newer one)")
     store_options(e, edit=True)
     e.set_defaults(func=cmd_cards_edit)
     h = cards_sub.add_parser("history", help="list saved versions (of one card)")

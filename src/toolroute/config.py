@@ -25,6 +25,8 @@ SETTINGS = (
     Setting("TOOLROUTE_CARDSTORE", "<data dir>/cardstore/", "the folder of saved card edits"),
     Setting("TOOLROUTE_MODEL_DIR", "~/.cache/toolroute/models/", "where the embedded LLM's weights are assembled"),
     Setting("TOOLROUTE_OMP_DEFAULTS", "1", "0: do not set the OpenMP spin default for the embedder"),
+    Setting("TOOLROUTE_MAX_TURN_CHARS", "4000", "the longest user turn or routed query (longer: refused, naming the limit)"),
+    Setting("TOOLROUTE_MAX_CARD_CHARS", "4000", "the longest card field (purpose, or one example / line / tag)"),
 )
 
 
@@ -102,6 +104,23 @@ def llm_endpoint() -> Endpoint | None:
         return None
     key = _env("TOOLROUTE_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
     return Endpoint(base_url, _env("TOOLROUTE_LLM_MODEL") or "default", key)
+
+
+def _positive_int(name: str, default: int) -> int:
+    raw = _env(name).strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{name}={raw!r}: expected a positive whole number of characters")
+    return int(raw)
+
+
+def max_turn_chars() -> int:
+    return _positive_int("TOOLROUTE_MAX_TURN_CHARS", 4000)
+
+
+def max_card_chars() -> int:
+    return _positive_int("TOOLROUTE_MAX_CARD_CHARS", 4000)
 
 
 def omp_defaults_enabled() -> bool:

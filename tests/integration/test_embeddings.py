@@ -108,3 +108,13 @@ def test_the_llm_server_child_does_not_inherit_the_embedder_openmp_default(monke
     # a value the user set themselves is theirs to keep
     monkeypatch.setattr(toolroute, "OMP_APPLIED", {})
     assert server_env({"GOMP_SPINCOUNT": "1000"})["GOMP_SPINCOUNT"] == "1000"
+
+
+def test_a_long_text_is_cut_to_the_window_before_the_engine_reads_it(e5):
+    short = "암보험 보험료 얼마예요"
+    assert e5.fit_window(short) is short
+    for text in ("보험료 계산 " * 200_000, "가" * 5_000_000, "a" * 100_000):
+        cut = e5.fit_window(text)
+        assert text.startswith(cut) and e5._model.token_count(cut) <= 500 < e5._model.token_count(cut + text[len(cut):][:40])
+    long_turn = "실손 청구 서류 알려줘 " * 3000
+    assert np.allclose(e5.embed_queries([long_turn]), e5.embed_queries([e5.fit_window(long_turn)]))

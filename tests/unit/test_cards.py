@@ -112,3 +112,19 @@ def test_bad_schema_catalogue(tmp_path, content, expected):
     path.write_text(content)
     with pytest.raises(CatalogError, match=expected):
         load_catalog(path)
+
+
+def test_a_domain_folder_is_checked_against_its_tools_wherever_it_sits(tmp_path):
+    import shutil
+
+    from toolroute.cards import open_catalog
+    from toolroute.config import toolcards_dir
+
+    copy = tmp_path / "anywhere" / "insurance"
+    shutil.copytree(toolcards_dir("insurance"), copy)
+    (copy / "zz_extra.yaml").write_text(
+        "cards:\n  - name: get_weather\n    purpose: 날씨\n    when_to_use: [\"비 와?\", \"우산?\", \"기온은?\"]\n", encoding="utf-8")
+    with pytest.raises(CatalogError, match="get_weather"):
+        open_catalog(copy)
+    (copy / "zz_extra.yaml").unlink()
+    assert len(open_catalog(copy)) == 54

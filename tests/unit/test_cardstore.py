@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import threading
 
+from pathlib import Path
+
 import pytest
 import yaml
 
 from toolroute.cards import CatalogError
-from toolroute.cards.store import CardConflict, CardStore, CardStoreError, CardStoreWarning
+from toolroute.cards.store import CardConflict, CardStore, CardStoreError
 from toolroute.cli import main
 from toolroute.evaluation.card_change import eval_change
 from toolroute.queries import EvalQuery
@@ -131,14 +133,17 @@ def test_bad_edits_name_the_card_and_field_and_save_nothing(store):
     assert store.head == 0 and not store.path.exists()
 
 
-def test_a_corrupt_override_file_is_set_aside_and_reported(store):
+def test_a_corrupt_override_file_stops_reads_and_writes_and_is_never_reset(store):
     store.edit("bus_arrival", {"purpose": "버스 도착 예정 시각"}, 0)
-    store.path.write_text('{"format": 1, "versions": [{"number": 1', encoding="utf-8")
-    with pytest.warns(CardStoreWarning, match="corrupt override file"):
-        assert store.head == 0
-    assert len(store.set_aside) == 1 and store.set_aside[0].read_text(encoding="utf-8").startswith('{"format": 1')
-    store.edit("bus_arrival", {"purpose": "다시 고친 목적"}, 0)  # the store goes on from the YAML
-    assert store.head == 1
+    broken = '{"format": 1, "versions": [{"number": 1'
+    store.path.write_text(broken, encoding="utf-8")
+    with pytest.raises(CardStoreError, match="corrupt") as err:
+        store.history()  # a read
+    backup = Path(str(err.value).split("A copy is at ")[1].split(". ")[0])
+    assert backup.read_text(encoding="utf-8") == broken and store.path.read_text(encoding="utf-8") == broken
+    with pytest.raises(CardStoreError, match="corrupt"):
+        store.edit("bus_arrival", {"purpose": "다시 고친 목적"}, 0)  # a write
+    assert store.path.read_text(encoding="utf-8") == broken  # untouched: nobody's edits were dropped
 
 
 def test_writes_are_atomic_and_leave_no_temp_files(store, monkeypatch):
@@ -195,7 +200,10 @@ def test_eval_change_reports_before_after_and_moved_rows(store, chroma):
 
 def test_cli_edit_history_diff_rollback(store, capsys):
     args = ["--catalog", str(store.catalog_dir), "--store", str(store.path)]
-    assert main(["cards", "edit", "bus_arrival", "--add-example", "마을버스 도착 정보 좀", "--author", "kim", "-m", "마을버스", *args]) == 0
+    edit = ["cards", "edit", "bus_arrival", "--add-example", "마을버스 도착 정보 좀", "--author", "kim", "-m", "마을버스"]
+    assert main([*edit, *args]) == 2  # no base version: refused, never a silent overwrite of a newer edit
+    assert "--expect-version" in capsys.readouterr().err and store.head == 0
+    assert main([*edit, "--expect-version", "0", *args]) == 0
     assert main(["cards", "history", *args]) == 0
     out = capsys.readouterr().out
     assert "kim" in out and "bus_arrival" in out and "마을버스" in out

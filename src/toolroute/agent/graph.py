@@ -39,10 +39,12 @@ from langgraph.graph.message import add_messages
 from toolroute.agent.guardrails import DomainGate, guard_output, l1_violation
 from toolroute.agent.pack import DomainPack
 from toolroute.agent.rewriter import SHORT_TURN, rewrite
+from toolroute.config import max_turn_chars
 from toolroute.routing import Router
 
 REFUSAL_INJECTION = "죄송합니다. 그 요청은 도와드릴 수 없습니다. 상담과 관련된 질문을 해 주시면 안내해 드리겠습니다."
 REFUSAL_OFF_DOMAIN = "죄송합니다. 저는 {domain} 상담만 도와드릴 수 있습니다. 관련된 질문을 해 주세요."
+REFUSAL_TOO_LONG = "죄송합니다. 메시지가 너무 깁니다. {limit:,}자 이내로 나누어 말씀해 주세요."
 FINAL_INSTRUCTION = "위 도구 결과만 근거로 마지막 질문에 한국어로 간결하게 답하세요. 도구 결과에 없는 숫자는 말하지 마세요."
 LLM_ERROR_ANSWER = "죄송합니다. 지금 답변 엔진에 연결할 수 없습니다. 잠시 후 다시 시도해 주세요."
 # Said once when the model's first reply is tool markup the server could not read (e.g. an empty
@@ -212,6 +214,8 @@ class Agent:
                  "tool_log": [], "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "routed": [],
                  "no_call": False, "sources": [], "blocked": None, "domain_score": None, "rewritten": text,
                  "rewrite_method": "none", "guard": {}, "error": None}
+        if len(text) > max_turn_chars():  # refused before any rule, embedding or LLM reads it
+            return {**reset, "query": text[:200], "rewritten": "", "blocked": "too_long"}
         rule = l1_violation(text)
         if rule:
             return {**reset, "blocked": f"injection:{rule}"}
@@ -373,6 +377,7 @@ class Agent:
     def output_guardrail(self, state: AgentState) -> dict:
         if state.get("blocked"):
             text = (REFUSAL_INJECTION if state["blocked"].startswith("injection")
+                    else REFUSAL_TOO_LONG.format(limit=max_turn_chars()) if state["blocked"] == "too_long"
                     else REFUSAL_OFF_DOMAIN.format(domain=self.pack.label))
             message = AIMessage(text, id=str(uuid.uuid4()))
             history = list(state.get("history", [])) + [(state["query"], text)]

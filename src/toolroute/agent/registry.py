@@ -85,7 +85,7 @@ class ToolRegistry:
             if exists and not replace:
                 raise RegistryError(f"tool '{tool.name}' is already registered (pass replace=True to swap it)")
             old = self.agent.router.catalog
-            catalog = Catalog(old.name, {**old.cards, card.name: card}, dict(old.sources), authored=False)
+            catalog = old.derived(cards={**old.cards, card.name: card}, sources=dict(old.sources), authored=False)
             # Symmetric confusions are an authoring rule for the YAML; at run time a new card may
             # point to a neighbour that does not point back yet.
             problems = [p for p in validate_catalog(catalog) if "not declared on both sides" not in p]
@@ -102,8 +102,8 @@ class ToolRegistry:
             if name not in self.names:
                 raise self._unknown(name)
             old = self.agent.router.catalog
-            catalog = Catalog(old.name, {n: c for n, c in old.cards.items() if n != name}, dict(old.sources),
-                              authored=False)
+            catalog = old.derived(cards={n: c for n, c in old.cards.items() if n != name}, sources=dict(old.sources),
+                                  authored=False)
             pointing = [c.name for c in catalog if name in c.confusions()]
             warnings = [f"card '{c}' still says to use '{name}' in when_not_to_use" for c in pointing]
             tools = [t for t in self.agent.pack.tools if t.name != name]

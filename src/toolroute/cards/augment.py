@@ -110,4 +110,4 @@ def augment(catalog: Catalog, llm, per_card: int = 5, eval_queries: Iterable[str
         if kept:
             cards[name] = card.model_copy(update={"when_to_use": (*card.when_to_use, *kept)})
     report.seconds = time.perf_counter() - start + replay_offset
-    return Catalog(f"{catalog.name}-aug", cards, dict(catalog.sources), catalog.authored), report
+    return catalog.derived(name=f"{catalog.name}-aug", cards=cards, sources=dict(catalog.sources)), report

@@ -27,15 +27,16 @@ def domain_tool_names(domain: str) -> list[str] | None:
 
 
 def expected_tool_names(source: str | Path) -> list[str] | None:
-    """The tool names a catalogue must describe: a domain's for a `toolcards/<domain>` folder, else None."""
+    """The tool names a catalogue must describe: a domain's for a folder named after a domain pack,
+    wherever it sits (a copy of `toolcards/insurance` is checked like the original), else None."""
     source = Path(source)
-    return domain_tool_names(source.name) if source.is_dir() and source.parent.name == "toolcards" else None
+    return domain_tool_names(source.name) if source.is_dir() else None
 
 
 def open_catalog(source: str | Path, edits: bool = True) -> Catalog:
     """The catalogue at `source` (a toolcards folder or a JSON file of OpenAI schemas), with the card
-    store's saved edits applied (`edits=False`: as authored). A `toolcards/<domain>` folder is also
-    checked against the domain's tool names."""
+    store's saved edits applied (`edits=False`: as authored). A folder named after a domain pack is
+    also checked against the domain's tool names."""
     source = Path(source)
     expected = expected_tool_names(source)
     catalog = load_catalog(source, expected)

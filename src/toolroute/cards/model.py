@@ -12,14 +12,24 @@ import json
 import re
 import unicodedata
 from difflib import SequenceMatcher
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from toolroute.config import max_card_chars
+
 MIN_WHEN_TO_USE = 3
+MAX_CARD_ITEMS = 200  # entries per list field of one card
+
+
+def _check_size(text: str, what: str) -> None:
+    """Cards are embedded and shown to the LLM: a field past the limit is refused, never cut silently."""
+    limit = max_card_chars()
+    if len(text) > limit:
+        raise ValueError(f"{what} {len(text):,} characters; the limit is {limit:,} (TOOLROUTE_MAX_CARD_CHARS)")
 _REFERENCE = re.compile(r"→\s*([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -47,14 +57,19 @@ class ToolCard(BaseModel):
     def _purpose_not_empty(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("purpose is empty")
+        _check_size(value, "purpose is")
         return value.strip()
 
     @field_validator("when_to_use", "when_not_to_use", "tags")
     @classmethod
     def _no_blank_items(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(value) > MAX_CARD_ITEMS:
+            raise ValueError(f"has {len(value)} entries; the limit is {MAX_CARD_ITEMS}")
         items = tuple(str(v).strip() for v in value)
         if any(not v for v in items):
             raise ValueError("contains an empty entry")
+        for i, item in enumerate(items):
+            _check_size(item, f"entry {i} is")
         return items
 
     def confusions(self) -> list[str]:
@@ -85,6 +100,17 @@ class Catalog:
     sources: dict[str, CardSource] = field(default_factory=dict)
     authored: bool = True
     edit_version: int = 0  # the card-store version applied on top of the YAML (0: as authored)
+    origin: str | None = None  # the resolved folder or file it was loaded from (None: built in memory)
+
+    @property
+    def identity(self) -> str:
+        """What tells two catalogues apart for their indexes: where they came from and their name, never
+        the name alone (a copied folder or an `insurance.json` must not share the real one's index)."""
+        return f"{self.origin}|{self.name}" if self.origin else f"memory|{self.name}"
+
+    def derived(self, **changes) -> "Catalog":
+        """A copy with some fields changed (cards, name …) that keeps its origin."""
+        return replace(self, **changes)
 
     def __len__(self) -> int:
         return len(self.cards)
@@ -196,7 +222,7 @@ def load_toolcards(folder: str | Path, expected_names: Iterable[str] | None = No
         loaded, file_problems = _load_card_file(path, folder)
         entries.extend(loaded)
         problems.extend(file_problems)
-    catalog = Catalog(name=folder.name, cards={}, authored=True)
+    catalog = Catalog(name=folder.name, cards={}, authored=True, origin=str(folder.resolve()))
     for card, src in entries:
         if card.name in catalog.cards:
             first = catalog.sources[card.name]
@@ -267,7 +293,7 @@ def cards_from_openai_tools(path: str | Path) -> Catalog:
         raise CatalogError([f"{path} line {exc.lineno}: not valid JSON: {exc.msg}"]) from None
     if not isinstance(data, list) or not data:
         raise CatalogError([f"{path}: expected a non-empty JSON list of OpenAI tool schemas"])
-    catalog = Catalog(name=path.stem, cards={}, authored=False)
+    catalog = Catalog(name=path.stem, cards={}, authored=False, origin=str(path.resolve()))
     problems = []
     for i, item in enumerate(data):
         fn = item.get("function") if isinstance(item, dict) else None

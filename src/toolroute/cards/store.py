@@ -5,7 +5,8 @@ rollback adds one version: who, when, why, and the full editable content of each
 so any version can be rebuilt, compared with any other, or restored. The override file is
 rewritten atomically (temp file + rename) under a file lock. An edit states the card version it
 was made against; if someone saved a newer version of that card meanwhile, the edit is refused as
-a conflict instead of silently erasing theirs. A corrupt override file is moved aside and reported.
+a conflict instead of silently erasing theirs. A corrupt override file stops every read and write with a message naming a backup copy; it is never
+reset on its own.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import difflib
 import getpass
 import json
 import os
+import shutil
 import tempfile
 import time
 import warnings
@@ -118,7 +120,6 @@ class CardStore:
         self.path = Path(store_path) if store_path is not None else default_store_path(self.base.name)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = FileLock(str(self.path) + ".lock", timeout=30)
-        self.set_aside: list[Path] = []
 
     # ----- the file ----------------------------------------------------------------------------
     def _read(self) -> list[Version]:
@@ -134,12 +135,13 @@ class CardStore:
             if numbers != list(range(1, len(versions) + 1)):
                 raise ValueError(f"version numbers must run 1..{len(versions)}, got {numbers[:10]}")
         except (ValueError, KeyError, TypeError) as exc:
-            aside = self.path.with_name(f"{self.path.stem}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}.json")
-            os.replace(self.path, aside)
-            self.set_aside.append(aside)
-            warnings.warn(f"{self.path}: corrupt override file ({exc}); moved to {aside} untouched, and the store "
-                          f"starts again from the YAML cards in {self.catalog_dir}", CardStoreWarning, stacklevel=3)
-            return []
+            # Never start again from the YAML on our own (that would drop every saved edit, even on a
+            # read): keep the file where it is, copy it aside, and stop until a person decides.
+            backup = self.path.with_name(f"{self.path.stem}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}.json")
+            shutil.copy2(self.path, backup)
+            raise CardStoreError(
+                f"{self.path}: the card store is corrupt ({exc}); nothing was read or changed. A copy is at {backup}. "
+                f"Repair the file, or move it away to start again from the YAML cards in {self.catalog_dir}") from None
         unknown = sorted({name for v in versions for name in v.cards if name not in self.base})
         if unknown:
             warnings.warn(f"{self.path}: overrides for cards no longer in {self.catalog_dir} are kept in the file "
@@ -195,7 +197,7 @@ class CardStore:
                 problems.extend(_pydantic_problems(err, f"{where} card '{name}'"))
         if problems:
             raise CatalogError(problems)
-        return Catalog(self.base.name, cards, dict(self.base.sources), self.base.authored)
+        return self.base.derived(cards=cards, sources=dict(self.base.sources))
 
     def catalog(self, version: int | None = None) -> Catalog:
         """The catalogue as of `version` (default: the newest), ready for a ToolRouter."""
@@ -268,7 +270,7 @@ class CardStore:
         return self._validated({**catalog.cards, name: card})
 
     def _validated(self, cards: dict[str, ToolCard]) -> Catalog:
-        catalog = Catalog(self.base.name, dict(cards), dict(self.base.sources), self.base.authored)
+        catalog = self.base.derived(cards=dict(cards), sources=dict(self.base.sources))
         problems = validate_catalog(catalog, self.expected_names)
         if problems:
             raise CatalogError([f"{p} (edit not saved)" for p in problems])

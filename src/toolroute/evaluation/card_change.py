@@ -65,7 +65,7 @@ def changed_cards(before: Catalog, after: Catalog) -> list[str]:
 
 
 def _as_eval(catalog: Catalog) -> Catalog:
-    return Catalog(f"{catalog.name}-eval", dict(catalog.cards), dict(catalog.sources), catalog.authored)
+    return catalog.derived(name=f"{catalog.name}-eval", cards=dict(catalog.cards), sources=dict(catalog.sources))
 
 
 def _top1_right(row: dict) -> bool:

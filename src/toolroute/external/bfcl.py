@@ -137,7 +137,7 @@ def with_distractors(catalog: Catalog, n: int, seed: int = 0, wheel: Path | None
     extra = distractors(n, seed, set(catalog.names), wheel)
     cards = {**catalog.cards, **{c.name: c for c in extra}}
     sources = {**catalog.sources, **{c.name: CardSource(f"bfcl-eval:{WHEEL}") for c in extra}}
-    return Catalog(f"{catalog.name}-x{len(cards)}", cards, sources, authored=False)
+    return catalog.derived(name=f"{catalog.name}-x{len(cards)}", cards=cards, sources=sources, authored=False)
 
 
 def routing_benchmark(categories=ROUTING_CATEGORIES, wheel: Path | None = None,

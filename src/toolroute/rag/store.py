@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -28,7 +27,7 @@ from chromadb.errors import NotFoundError
 from tqdm.auto import tqdm
 
 from toolroute.embeddings import Embedder, ToolrouteEmbeddingFunction, get_embedder
-from toolroute.chroma import MAX_ADD, open_client
+from toolroute.chroma import MAX_ADD, generations, open_client, slug
 from toolroute.rag.chunking import RESERVED_KEYS, Chunk
 
 __all__ = ["DocumentStore", "IngestReport", "Passage"]
@@ -71,10 +70,6 @@ def _doc_hash(chunks: Sequence[Chunk], embedder_spec: str) -> str:
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:24] or "store"
-
-
 def _text_key(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -97,23 +92,12 @@ class DocumentStore:
         self.client = client if client is not None else open_client()
         self._ef = ToolrouteEmbeddingFunction(self.embedder)
         digest = hashlib.sha256(f"{self.name}|{self.embedder.spec}".encode()).hexdigest()[:10]
-        self.namespace = f"rag-{_slug(self.name)}-{digest}"
+        self.namespace = f"rag-{slug(self.name, 24, 'store')}-{digest}"
         self._collection = None
 
     # ----- collections -------------------------------------------------------------------
     def _generations(self) -> list[tuple[int, str, dict]]:
-        out = []
-        for col in self.client.list_collections():
-            name = col if isinstance(col, str) else col.name
-            if name.startswith(self.namespace + "-"):
-                suffix = name[len(self.namespace) + 1:]
-                if suffix.isdigit():
-                    try:
-                        meta = self.client.get_collection(name, embedding_function=self._ef).metadata or {}
-                    except NotFoundError:  # dropped by another process meanwhile
-                        continue
-                    out.append((int(suffix), name, meta))
-        return sorted(out)
+        return generations(self.client, self.namespace, self._ef)
 
     def _live(self):
         complete = [name for _, name, meta in self._generations() if meta.get("complete")]

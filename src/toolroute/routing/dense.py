@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from dataclasses import asdict, dataclass
 from typing import Literal, Sequence
@@ -22,7 +21,7 @@ from chromadb.errors import NotFoundError
 from tqdm.auto import tqdm
 
 from toolroute.cards import Catalog, ToolCard
-from toolroute.chroma import MAX_ADD, open_client
+from toolroute.chroma import MAX_ADD, build_lock, generations, open_client, slug
 from toolroute.embeddings import Embedder, ToolrouteEmbeddingFunction, get_embedder
 from toolroute.routing.base import Ranking, Retriever
 
@@ -107,8 +106,7 @@ class BuildReport:
     rebuilt: bool
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:20] or "catalog"
+KEEP_GENERATIONS = 3  # older generations of a namespace are dropped by the next build
 
 
 class ToolIndex:
@@ -122,22 +120,16 @@ class ToolIndex:
         self.client = client if client is not None else open_client()
         self.max_candidates = max_candidates
         self._ef = ToolrouteEmbeddingFunction(self.embedder)
-        digest = hashlib.sha256(f"{self.embedder.spec}|{strategy.storage_key}".encode()).hexdigest()[:10]
-        self.namespace = f"tr-{_slug(catalog.name)}-{digest}"
+        # Identity from where the catalogue came from (and its name), the embedder and the strategy:
+        # a copied folder or a JSON file named like a real catalogue never shares its index.
+        key = f"{catalog.identity}|{self.embedder.spec}|{strategy.storage_key}"
+        self.namespace = f"tr-{slug(catalog.name)}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
         self._collection = None
         self._count: int | None = None
 
     # ----- collections -------------------------------------------------------------------
     def _generations(self) -> list[tuple[int, str, dict]]:
-        out = []
-        for col in self.client.list_collections():
-            name = col if isinstance(col, str) else col.name
-            if name.startswith(self.namespace + "-"):
-                suffix = name[len(self.namespace) + 1:]
-                if suffix.isdigit():
-                    meta = self.client.get_collection(name, embedding_function=self._ef).metadata or {}
-                    out.append((int(suffix), name, meta))
-        return sorted(out)
+        return generations(self.client, self.namespace, self._ef)
 
     def _live_name(self) -> str | None:
         complete = [name for _, name, meta in self._generations() if meta.get("complete")]
@@ -145,13 +137,9 @@ class ToolIndex:
 
     @property
     def collection(self):
-        """The live collection (built on first use)."""
+        """The generation this index searches: one holding exactly its cards (built on first use)."""
         if self._collection is None:
-            name = self._live_name()
-            if name is None:
-                self.build(progress=False)
-            else:
-                self._collection = self.client.get_collection(name, embedding_function=self._ef)
+            self.build(progress=False)  # finds (or writes) the generation holding exactly these cards
         return self._collection
 
     def _card_hash(self, card: ToolCard) -> str:
@@ -160,23 +148,37 @@ class ToolIndex:
 
     # ----- build -------------------------------------------------------------------------
     def build(self, progress: bool = True) -> BuildReport:
-        """Bring the index in line with the cards, re-embedding only cards whose hash changed."""
+        """Bring the index in line with the cards, re-embedding only cards whose hash changed.
+
+        One build at a time per namespace on this machine (a file lock): a second process that starts
+        its first build meanwhile waits, then reuses the generation the first one wrote."""
+        with build_lock(self.client, self.namespace):
+            return self._build(progress)
+
+    def _build(self, progress: bool) -> BuildReport:
         start = time.perf_counter()
         hashes = {card.name: self._card_hash(card) for card in self.catalog}
         records = [r for card in self.catalog for r in card_records(card, self.strategy)]
-        live_name = self._live_name()
         old_vectors: dict[str, tuple[str, list[float]]] = {}
-        if live_name is not None:
-            live = self.client.get_collection(live_name, embedding_function=self._ef)
-            got = live.get(include=["metadatas", "documents"])
+        newest = None
+        complete = [name for _, name, meta in self._generations() if meta.get("complete")]
+        for live_name in reversed(complete):  # a generation holding exactly these cards is reused as it is
+            try:
+                live = self.client.get_collection(live_name, embedding_function=self._ef)
+                got = live.get(include=["metadatas", "documents"])
+            except NotFoundError:  # dropped by another process meanwhile
+                continue
             stored = {i: (m, d) for i, m, d in zip(got["ids"], got["metadatas"], got["documents"])}
             if set(stored) == {r.id for r in records} and all(
                 stored[r.id][0].get("card_hash") == hashes[r.tool] for r in records
             ):
                 self._collection, self._count = live, None
                 return BuildReport(live_name, len(records), 0, len(records), time.perf_counter() - start, False)
+            newest = newest or (live, stored)
+        if newest is not None:
             # A changed card keeps the vectors of its records whose text did not change (same
             # namespace = same embedder and strategy, so same text gives the same vector).
+            live, stored = newest
             reusable = [r.id for r in records if r.id in stored and stored[r.id][1] == r.document]
             if reusable:
                 got = live.get(ids=reusable, include=["embeddings", "documents"])
@@ -203,9 +205,13 @@ class ToolIndex:
         _write_records(new.add, records, vectors, hashes)
         new.modify(metadata={**(new.metadata or {}), "complete": True})
         self._collection, self._count = new, None
-        for _, old_name, _ in self._generations():
-            if old_name != name:
+        # Older generations of this namespace (never another catalogue's) go, but the last few stay,
+        # so a process still searching one it opened keeps working until its next build.
+        for _, old_name, _ in self._generations()[:-KEEP_GENERATIONS]:
+            try:
                 self.client.delete_collection(old_name)
+            except NotFoundError:  # another process dropped it first
+                pass
         return BuildReport(name, len(records), len(to_embed), len(records) - len(to_embed),
                            time.perf_counter() - start, True)
 
@@ -262,8 +268,10 @@ class ToolIndex:
         try:
             res = self._query(query_vectors)
         except NotFoundError:
-            # Another process switched the index to a new generation and dropped ours: follow it.
+            # The generation this index opened was dropped by another process's builds. Never follow
+            # whatever is live now (it may hold other cards): build (or find) one of our own cards.
             self._collection, self._count = None, None
+            self.build(progress=False)
             res = self._query(query_vectors)
         return [self._aggregate(ids, dists) for ids, dists in zip(res["ids"], res["distances"])]
 

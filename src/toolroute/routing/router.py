@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
 from toolroute.cards import Catalog
+from toolroute.config import max_turn_chars
 from toolroute.routing.base import Retriever
 from toolroute.routing.dense import IndexStrategy
 from toolroute.routing.nocall import NoCallRule
@@ -38,6 +39,10 @@ class RouteResult:
             "call_probability": None if self.call_probability is None else round(self.call_probability, 4),
             "features": {k_: round(v, 6) for k_, v in self.features.items()},
         }
+
+
+class QueryTooLong(ValueError):
+    """A query past the turn limit: refused before any embedding (which would cost seconds)."""
 
 
 @runtime_checkable
@@ -109,6 +114,10 @@ class ToolRouter:
         return self.route_many([query])[0]
 
     def route_many(self, queries: Sequence[str]) -> list[RouteResult]:
+        limit = max_turn_chars()
+        for query in queries:
+            if len(query) > limit:
+                raise QueryTooLong(f"a query of {len(query):,} characters; the limit is {limit:,} (TOOLROUTE_MAX_TURN_CHARS)")
         results = []
         for query, ranking in zip(queries, self.retriever.rank_many(list(queries))):
             result = RouteResult(query, ranking.ranked, features=ranking.features)
