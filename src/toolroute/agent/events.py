@@ -17,7 +17,7 @@ from langchain_core.messages import HumanMessage
 
 from toolroute.agent.guardrails import ThinkFilter
 
-EVENTS = ("route", "token", "tool_call", "sources", "done")
+EVENTS = ("route", "token", "tool_call", "error", "sources", "done")
 
 
 def sse(event: str, data: dict[str, Any]) -> str:
@@ -69,7 +69,7 @@ def stream_events(agent: Any, question: str, thread_id: str | None = None) -> It
             if node == "input_guardrail" and update.get("blocked"):
                 yield sse("route", {"blocked": update["blocked"], "tools": [], "rewritten": update.get("query")})
                 routed_sent = True
-            if node == "agent" and "routed" in update and not routed_sent:
+            if node == "route" and not routed_sent:
                 yield sse("route", {"tools": update["routed"], "no_call": update.get("no_call", False)})
                 routed_sent = True
             if node == "tools":
@@ -86,8 +86,10 @@ def stream_events(agent: Any, question: str, thread_id: str | None = None) -> It
     answer = final.get("answer", state.get("answer", ""))
     if not streamed and answer:
         yield sse("token", {"text": answer})
+    if state.get("error"):
+        yield sse("error", {"error": state["error"]})
     yield sse("sources", {"sources": state.get("sources", [])})
-    yield sse("done", {"answer": answer, "thread_id": thread_id, "tool_steps": state.get("tool_steps", 0),
+    yield sse("done", {"failed": bool(state.get("error")), "answer": answer, "thread_id": thread_id, "tool_steps": state.get("tool_steps", 0),
                        "capped": state.get("capped", False), "loops": state.get("loops", 0),
                        "llm_calls": state.get("llm_calls", 0), "prompt_tokens": state.get("prompt_tokens", 0),
                        "completion_tokens": state.get("completion_tokens", 0), "blocked": state.get("blocked")})

@@ -1,12 +1,13 @@
 """The one agent graph every domain pack runs on (seed 002, section 6-1):
 
-    START → input_guardrail → query_rewriter → agent ⇄ tools → output_guardrail → END
+    START → input_guardrail → query_rewriter → route → agent ⇄ tools → output_guardrail → END
 
 - input_guardrail: L1 rules and L2 domain similarity; a blocked turn goes straight to the output
   with a polite refusal (no tool search, no LLM call).
 - query_rewriter: follow-ups completed with the conversation's context (rules, LLM only if needed).
-- agent: routes the rewritten turn with the ToolRouter once per turn, binds only the top-k tools
-  (their when_not_to_use lines appended to the descriptions) and lets the LLM call tools or answer.
+- route: ranks the tools for the rewritten turn once (the top-k, or no call), before any LLM call.
+- agent: binds only the routed tools (their when_not_to_use lines appended to the descriptions)
+  and lets the LLM call tools or answer.
 - tools: dispatch by name, sync and async tools alike; an error or an unknown name becomes a tool
   message, never a crash. Every call is logged in order (step, name, args, result).
 - a hard cap `max_tool_steps` counted in the state: at the cap the model is asked once more; if it
@@ -46,6 +47,7 @@ REFUSAL_INJECTION = "죄송합니다. 그 요청은 도와드릴 수 없습니�
 REFUSAL_OFF_DOMAIN = "죄송합니다. 저는 {domain} 상담만 도와드릴 수 있습니다. 관련된 질문을 해 주세요."
 REFUSAL_TOO_LONG = "죄송합니다. 메시지가 너무 깁니다. {limit:,}자 이내로 나누어 말씀해 주세요."
 FINAL_INSTRUCTION = "위 도구 결과만 근거로 마지막 질문에 한국어로 간결하게 답하세요. 도구 결과에 없는 숫자는 말하지 마세요."
+ROUTER_ERROR_ANSWER = "죄송합니다. 지금 도구 검색에 문제가 있어 답변할 수 없습니다. 잠시 후 다시 시도해 주세요."
 LLM_ERROR_ANSWER = "죄송합니다. 지금 답변 엔진에 연결할 수 없습니다. 잠시 후 다시 시도해 주세요."
 # Said once when the model's first reply is tool markup the server could not read (e.g. an empty
 # <tools></tools>): the same prompt would give the same reply at temperature 0.
@@ -303,15 +305,17 @@ class Agent:
         except Exception as exc:  # noqa: BLE001 - a timeout or a dead server ends the turn, not the process
             return {"messages": [AIMessage(LLM_ERROR_ANSWER)], "error": f"{type(exc).__name__}: {exc}"}
 
+    def route(self, state: AgentState, config: RunnableConfig) -> dict:
+        """Route the rewritten turn once, before any LLM call: what a stream reports first."""
+        try:
+            routed, no_call = self._route(state, self._knob(config, "top_k"))
+        except Exception as exc:  # noqa: BLE001 - a dead Chroma server ends the turn, not the process
+            return {"messages": [AIMessage(ROUTER_ERROR_ANSWER)], "error": f"router: {type(exc).__name__}: {exc}"}
+        return {"routed": routed, "no_call": no_call}
+
     def _agent(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
         update: dict[str, Any] = {}
-        routed = state.get("routed") or []
-        if not state.get("tool_log") and not routed and not state.get("no_call"):
-            routed, no_call = self._route(state, self._knob(config, "top_k"))
-            update.update({"routed": routed, "no_call": no_call})
-        else:
-            no_call = state.get("no_call", False)
-        tools = [] if no_call else routed
+        tools = [] if state.get("no_call") else list(state.get("routed") or [])
         reply, counters = self._call({**state, **update}, tools)
         update.update(counters)
         calls = list(getattr(reply, "tool_calls", []) or [])
@@ -404,6 +408,10 @@ class Agent:
         return "output_guardrail" if state.get("blocked") else "query_rewriter"
 
     @staticmethod
+    def after_route(state: AgentState) -> str:
+        return "output_guardrail" if state.get("error") else "agent"
+
+    @staticmethod
     def after_agent(state: AgentState) -> str:
         last = state["messages"][-1]
         return "tools" if getattr(last, "tool_calls", None) else "output_guardrail"
@@ -414,12 +422,14 @@ class Agent:
         builder = StateGraph(AgentState)
         builder.add_node("input_guardrail", self.input_guardrail)
         builder.add_node("query_rewriter", self.query_rewriter)
+        builder.add_node("route", self.route)
         builder.add_node("agent", self.agent)
         builder.add_node("tools", self.tools)
         builder.add_node("output_guardrail", self.output_guardrail)
         builder.add_edge(START, "input_guardrail")
         builder.add_conditional_edges("input_guardrail", self.after_input, ["query_rewriter", "output_guardrail"])
-        builder.add_edge("query_rewriter", "agent")
+        builder.add_edge("query_rewriter", "route")
+        builder.add_conditional_edges("route", self.after_route, ["agent", "output_guardrail"])
         builder.add_conditional_edges("agent", self.after_agent, ["tools", "output_guardrail"])
         builder.add_edge("tools", "agent")
         builder.add_edge("output_guardrail", END)
