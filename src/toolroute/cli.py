@@ -319,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-id", default=None)
     p.add_argument("--resume", action="store_true", help="skip notebooks whose outputs exist for the same parameters")
     p.add_argument("--only", default=None, metavar="NAMES",
-                   help="run only these notebooks of the parameter set, comma-separated (e.g. 06_scale); "
+                   help="run only these notebooks of the parameter set, comma-separated (e.g. 05_scale); "
                         "with --run-id, the other notebooks' outputs in that run folder stay")
     p.add_argument("--quiet", action="store_true",
                    help="show one progress bar per notebook (cells) instead of what the notebooks print")

@@ -1,7 +1,7 @@
 """Every experiment, declared once: its notebook, what it checks before a run, what it writes and what the report reads.
 
-`EXPERIMENTS` lists one `Experiment` per notebook in `notebooks/`, in run order (the report is last
-so that it gathers the others). What reads it:
+`EXPERIMENTS` lists one `Experiment` per notebook in `notebooks/`, in run order (the order of the
+notebook numbers; the report is last so that it gathers the others). What reads it:
 
 - `toolroute.pipeline`: the checks before any notebook starts (`check`, `calls_llm`), the HTML export
   of the report (`html`), the outputs a run keeps (`outputs`, used by `make reference` through
@@ -105,23 +105,23 @@ RAGAS_EVAL = Experiment(
     "04_ragas_eval", "RAGAS evaluation of the agent", calls_llm=True, check=_check_ragas_eval,
     tables=("by_kind.csv", "by_scenario.csv", "judge_failures.csv", "scores.csv"), figures=("metrics.png",))
 SCALE = Experiment(
-    "06_scale", "Routing at scale", check=_check_scale,
+    "05_scale", "Routing at scale", check=_check_scale,
     about="The 54 Korean cards among up to 2,628 tools (distractors from BFCL's function documents), and "
           "routing on BFCL's own questions and tools.",
     tables=("scale.csv", "bfcl_routing.csv", "edit_cost.csv"), figures=("scale.png",))
 CARD_IMPROVEMENT = Experiment(
-    "07_card_improvement", "Improving the cards", calls_llm=True, check=_check_card_improvement,
+    "06_card_improvement", "Improving the cards", calls_llm=True, check=_check_card_improvement,
     about="Synthetic when_to_use examples written by the local LLM (filtered against the eval sets) and an LLM "
           "reranker of the router's top candidates, each as an arm against the authored cards, with its cost.",
     tables=("augmentation.csv", "augmentation_cost.csv", "rerank.csv"), figures=("card_improvement.png",))
 REPORT = Experiment(
-    "05_report", "Run report", folder=False, run_files=("headline.csv",), html="report.html")
+    "07_report", "Run report", folder=False, run_files=("headline.csv",), html="report.html")
 
 EXPERIMENTS: tuple[Experiment, ...] = (INGEST, TOOLCARD_ABLATION, STEP_LIMITS, RAGAS_EVAL, SCALE, CARD_IMPROVEMENT,
                                        REPORT)
 
-# Notebooks that were renamed: old name -> new name.
-RENAMED: dict[str, str] = {}
+# Notebooks renamed when the report was numbered last (it had run last under 05): old name -> new name.
+RENAMED = {"05_report": "07_report", "06_scale": "05_scale", "07_card_improvement": "06_card_improvement"}
 
 
 def find(notebook: str) -> Experiment | None:
