@@ -221,10 +221,12 @@ def list_outputs(params_path: str | Path) -> list[str]:
     copy and folder, the report's files), and the manifest: what `make reference` keeps."""
     params = load_params(params_path)
     outputs = []
-    for entry in params["notebooks"]:
+    for i, entry in enumerate(params["notebooks"]):
         name = entry.get("name") if isinstance(entry, dict) else None
-        if declared.renamed_message(name or ""):
-            raise PipelineError(f"{params['_path']}: {declared.renamed_message(name)}; use the new name")
+        if not name:
+            raise PipelineError(f"{params['_path']}: notebooks[{i}] needs a 'name'")
+        if declared.renamed_message(name):
+            raise PipelineError(f"{params['_path']}: notebooks[{i}]: {declared.renamed_message(name)}; use the new name")
         experiment = declared.find(name)
         outputs.extend(experiment.outputs() if experiment else [f"{name}.ipynb"])
     return [*outputs, "manifest.json"]
