@@ -185,3 +185,16 @@ def test_select_llm_replay_and_a_configured_server(monkeypatch, capsys):
     assert served.label == "server http://127.0.0.1:9/v1 model 'qwen'"
     with pytest.raises(ValueError, match="llm: 'gpt' is neither 'auto' nor 'replay'"):
         select_llm("gpt", replay=no_replay, replay_label="-")
+
+
+def test_declaring_an_experiment_keeps_the_other_experiments_checkpoints():
+    """declared.py's checks import every experiment module; it is left out of the checkpoint digest, so
+    editing it (or the scale experiment it names) keeps the LLM rows of 03 and 04."""
+    from toolroute.experiments.checkpoint import module_files
+
+    for entry in ["toolroute.experiments.step_limits", "toolroute.experiments.ragas_eval"]:
+        files = {str(p).split("src/toolroute/")[-1] for p in module_files([entry, "toolroute.experiments.declared",
+                                                                           "toolroute.experiments.notebook"])}
+        assert "experiments/notebook.py" in files and entry.replace("toolroute.", "").replace(".", "/") + ".py" in files
+        assert not files & {"experiments/declared.py", "experiments/scale.py", "experiments/card_improvement.py",
+                            "pipeline.py", "cli.py"}
