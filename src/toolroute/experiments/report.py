@@ -25,7 +25,6 @@ from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL
 SEED_FIGURES = {"hit@1": 0.969, "recall@5": 1.0, "mrr": 0.984, "no_call_accuracy": 0.80, "token_saving": 0.90}
 
 
-
 def sections() -> list[Experiment]:
     """The experiments the report has a section for (those declaring tables or figures), in run order."""
     return [e for e in declared.EXPERIMENTS if e.in_report]
