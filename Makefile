@@ -60,14 +60,15 @@ bench: setup  ## route latency, index build and rebuild times, pipeline time, pr
 
 # CONTINUE=1: start from the committed results/reference/ (its finished notebooks are skipped by
 # --resume) when results/runs/reference/ does not exist, so a reference that was committed part by
-# part is completed instead of recomputed.
+# part is completed instead of recomputed. What is kept is what each notebook's declaration says it
+# leaves in the run folder (toolroute.experiments.declared), listed by `toolroute run --list-outputs`.
 reference: setup  ## refresh results/reference/ from a full default run (hours on 2 cores: see README)
 	if [ "$(CONTINUE)" = 1 ] && [ ! -d results/runs/reference ]; then \
 	  mkdir -p results/runs && cp -r results/reference results/runs/reference; fi
 	$(VENV)/bin/toolroute run --params notebooks/params/default.yaml --run-id reference --resume
-	rm -rf results/reference && mkdir -p results/reference
-	cd results/runs/reference && cp -r 01_ingest 02_toolcard_ablation 03_step_limits 04_ragas_eval 06_scale 07_card_improvement \
-	  0[1-7]_*.ipynb manifest.json headline.csv report.html ../../reference/
+	outputs="$$($(VENV)/bin/toolroute run --params notebooks/params/default.yaml --list-outputs)" && \
+	  rm -rf results/reference && mkdir -p results/reference && \
+	  cd results/runs/reference && cp -r $$outputs ../../reference/
 
 lock:  ## refresh requirements.lock and environment.yml from the current venv
 	$(PY) -m pip freeze --all --exclude-editable | grep -v -e "^toolroute" -e "^pip==" | \

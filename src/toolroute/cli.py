@@ -217,8 +217,11 @@ def cmd_leakage(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from toolroute.pipeline import run_pipeline
+    from toolroute.pipeline import list_outputs, run_pipeline
 
+    if args.list_outputs:
+        print("\n".join(list_outputs(args.params)))
+        return 0
     only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
     run_dir = run_pipeline(args.params, run_id=args.run_id, resume=args.resume, stream_output=not args.quiet,
                            only=only)
@@ -315,10 +318,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-id", default=None)
     p.add_argument("--resume", action="store_true", help="skip notebooks whose outputs exist for the same parameters")
     p.add_argument("--only", default=None, metavar="NAMES",
-                   help="run only these notebooks of the parameter set, comma-separated (e.g. 06_scale); "
+                   help="run only these notebooks of the parameter set, comma-separated (e.g. 05_scale); "
                         "with --run-id, the other notebooks' outputs in that run folder stay")
     p.add_argument("--quiet", action="store_true",
                    help="show one progress bar per notebook (cells) instead of what the notebooks print")
+    p.add_argument("--list-outputs", action="store_true",
+                   help="print what a run of the parameter set leaves in its run folder, one a line, and run nothing "
+                        "(make reference copies these)")
     p.set_defaults(func=cmd_run)
     return parser
 

@@ -25,6 +25,9 @@ SETTINGS = (
     Setting("TOOLROUTE_CARDSTORE", "<data dir>/cardstore/", "the folder of saved card edits"),
     Setting("TOOLROUTE_MODEL_DIR", "~/.cache/toolroute/models/", "where the embedded LLM's weights are assembled"),
     Setting("TOOLROUTE_OMP_DEFAULTS", "1", "0: do not set the OpenMP spin default for the embedder"),
+    Setting("TOOLROUTE_LLM_CONNECT_TIMEOUT", "10", "seconds to connect to the LLM endpoint"),
+    Setting("TOOLROUTE_LLM_READ_TIMEOUT", "120", "seconds to wait for the LLM's answer"),
+    Setting("TOOLROUTE_LLM_RETRIES", "1", "retries of an LLM request answered 429 or 5xx (never of a timeout)"),
     Setting("TOOLROUTE_MAX_TURN_CHARS", "4000", "the longest user turn or routed query (longer: refused, naming the limit)"),
     Setting("TOOLROUTE_MAX_CARD_CHARS", "4000", "the longest card field (purpose, or one example / line / tag)"),
 )
@@ -97,13 +100,14 @@ class Endpoint:
     api_key: str
 
 
-def llm_endpoint() -> Endpoint | None:
-    """The configured OpenAI-compatible endpoint, or None (the embedded model serves)."""
-    base_url = _env("TOOLROUTE_LLM_BASE_URL").strip().rstrip("/")
+def llm_endpoint(base_url: str = "", model: str = "") -> Endpoint | None:
+    """The OpenAI-compatible endpoint to call: `base_url` (and `model`) when given, else the configured
+    one, or None (the embedded model serves)."""
+    base_url = (base_url or _env("TOOLROUTE_LLM_BASE_URL")).strip().rstrip("/")
     if not base_url:
         return None
     key = _env("TOOLROUTE_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
-    return Endpoint(base_url, _env("TOOLROUTE_LLM_MODEL") or "default", key)
+    return Endpoint(base_url, model or _env("TOOLROUTE_LLM_MODEL") or "default", key)
 
 
 def _positive_int(name: str, default: int) -> int:
@@ -121,6 +125,28 @@ def max_turn_chars() -> int:
 
 def max_card_chars() -> int:
     return _positive_int("TOOLROUTE_MAX_CARD_CHARS", 4000)
+
+
+@dataclass(frozen=True)
+class LLMLimits:
+    connect_timeout: float
+    read_timeout: float
+    retries: int
+
+
+def llm_limits() -> LLMLimits:
+    def number(name: str, default: float) -> float:
+        raw = _env(name).strip()
+        try:
+            value = float(raw) if raw else default
+        except ValueError:
+            value = -1.0
+        if value < 0:
+            raise ValueError(f"{name}={raw!r}: expected a number of seconds (or retries) ≥ 0")
+        return value
+
+    return LLMLimits(number("TOOLROUTE_LLM_CONNECT_TIMEOUT", 10.0), number("TOOLROUTE_LLM_READ_TIMEOUT", 120.0),
+                     int(number("TOOLROUTE_LLM_RETRIES", 1)))
 
 
 def omp_defaults_enabled() -> bool:

@@ -1,9 +1,11 @@
 """`toolroute run`: execute the notebooks of a named parameter set with papermill into one run folder.
 
 Everything is checked before the first notebook starts (parameter file, notebook files, parameter
-names, each notebook's data selection, and the LLM endpoint it would call). A notebook named
-`*_report` is also exported to `report.html` in the run folder. A failing notebook stops the run with its name and cell; what earlier notebooks wrote
-stays, and `--resume` skips notebooks already done with the same parameters.
+names, each notebook's data selection, and the LLM endpoint it would call). What is checked, and
+which notebook is exported to HTML (the report, to `report.html`), comes from each notebook's
+declaration in `toolroute.experiments.declared`; a notebook without one runs unchecked. A failing
+notebook stops the run with its name and cell; what earlier notebooks wrote stays, and `--resume`
+skips notebooks already done with the same parameters.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from pathlib import Path
 
 import yaml
 
-from toolroute.config import ROOT, llm_endpoint, queries_path, results_dir
+from toolroute.config import ROOT, llm_endpoint, results_dir
+from toolroute.experiments import declared
 
 
 class PipelineError(ValueError):
@@ -59,21 +62,20 @@ def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tup
         name = entry.get("name") if isinstance(entry, dict) else None
         if not name:
             raise PipelineError(f"{params['_path']}: notebooks[{i}] needs a 'name'")
+        if declared.renamed_message(name):
+            raise PipelineError(f"{params['_path']}: notebooks[{i}]: {declared.renamed_message(name)}; use the new name")
         nb_path = notebooks_dir / f"{name}.ipynb"
         if not nb_path.is_file():
             raise PipelineError(f"{params['_path']}: notebook '{name}' not found ({nb_path})")
         given = dict(entry.get("parameters") or {})
-        declared = papermill.inspect_notebook(str(nb_path))
-        unknown = sorted(set(given) - set(declared))
+        inspected = papermill.inspect_notebook(str(nb_path))
+        unknown = sorted(set(given) - set(inspected))
         if unknown:
             raise PipelineError(
-                f"{params['_path']}: notebook '{name}' has no parameter(s) {unknown}; it declares {sorted(declared)}"
+                f"{params['_path']}: notebook '{name}' has no parameter(s) {unknown}; it declares {sorted(inspected)}"
             )
-        plan.append((name, nb_path, given, {k: _literal(v["default"]) for k, v in declared.items()}))
+        plan.append((name, nb_path, given, {k: _literal(v["default"]) for k, v in inspected.items()}))
     return plan
-
-
-LLM_NOTEBOOKS = ("03_step_limits", "04_ragas_eval", "07_card_improvement")  # notebooks whose `llm` parameter may reach a model
 
 
 def _llm_endpoint(given: dict) -> str | None:
@@ -89,34 +91,25 @@ def preflight(params: dict, plan: list[tuple[str, Path, dict, dict]]) -> None:
     """Check what would fail late, before any notebook starts: each notebook's data selection
     (domains, task ids, scenario and question ids, splits) and the LLM it needs (a configured endpoint
     must answer; the embedded model needs its runtime)."""
+    from toolroute.experiments.notebook import LLM_CHOICES
     from toolroute.llm.server import healthy, runtime_problem
 
     where = params["_path"]
     for name, _, given, defaults in plan:
         values = {**defaults, **given}
-        try:
-            if name == "03_step_limits":
-                from toolroute.experiments.step_limits import check_parameters
-
-                check_parameters(values["domains"], values["caps"], values["top_ks"], values["task_ids"])
-            elif name == "04_ragas_eval":
-                from toolroute.experiments.ragas_eval import build_items
-
-                build_items(values["scenario_ids"], values["rag_ids"], values["rag_limit"], values["query_split"],
-                            values["query_limit"])
-            elif name == "06_scale":
-                from toolroute.experiments.scale import check_parameters as check_scale
-
-                check_scale(values["sizes"], values["arms"], values["split"], values["bfcl_categories"], values["bfcl_arms"])
-            elif name == "07_card_improvement":
-                for split in {*values["augment_splits"], values["rerank_split"]}:
-                    if not queries_path("insurance", split).is_file():
-                        raise ValueError(f"no insurance query split '{split}' ({queries_path('insurance', split)})")
-        except ValueError as exc:
-            raise PipelineError(f"{where}: notebook '{name}': {exc}") from None
-        if name in LLM_NOTEBOOKS and values.get("llm", "auto") not in ("auto", "replay"):
+        experiment = declared.find(name)
+        if experiment is None:
+            continue
+        if experiment.check:
+            try:
+                experiment.check(values)
+            except ValueError as exc:
+                raise PipelineError(f"{where}: notebook '{name}': {exc}") from None
+        if not experiment.calls_llm:
+            continue
+        if values.get("llm", "auto") not in LLM_CHOICES:
             raise PipelineError(f"{where}: notebook '{name}': llm must be 'auto' or 'replay', got {values.get('llm')!r}")
-        if name in LLM_NOTEBOOKS and values.get("llm", "auto") != "replay":
+        if values.get("llm", "auto") != "replay":
             endpoint = _llm_endpoint(values)
             if endpoint and not healthy(endpoint, timeout=5.0):
                 raise PipelineError(f"{where}: notebook '{name}': the configured LLM endpoint {endpoint} does not answer "
@@ -206,6 +199,38 @@ def cpu_model() -> str:
         return platform.processor() or platform.machine()
 
 
+def _rename_old_outputs(run_dir: Path, manifest: dict) -> None:
+    """A run folder from before a notebook was renamed: its outputs and manifest entry take the new
+    name (when the new one is not there yet), so that `--resume` keeps them and the report finds them."""
+    for old, new in declared.RENAMED.items():
+        moved = False
+        for source, target in ((run_dir / old, run_dir / new), (run_dir / f"{old}.ipynb", run_dir / f"{new}.ipynb")):
+            if source.exists() and not target.exists():
+                source.rename(target)
+                moved = True
+        if old in manifest["notebooks"] and new not in manifest["notebooks"]:
+            manifest["notebooks"][new] = {**manifest["notebooks"].pop(old), "ran_as": old}
+            moved = True
+        if moved:
+            print(f"[{new}] outputs of '{old}' in {run_dir} renamed to '{new}'")
+
+
+def list_outputs(params_path: str | Path) -> list[str]:
+    """What a run of this parameter set leaves in its run folder, as declared (each notebook's executed
+    copy and folder, the report's files), and the manifest: what `make reference` keeps."""
+    params = load_params(params_path)
+    outputs = []
+    for i, entry in enumerate(params["notebooks"]):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not name:
+            raise PipelineError(f"{params['_path']}: notebooks[{i}] needs a 'name'")
+        if declared.renamed_message(name):
+            raise PipelineError(f"{params['_path']}: notebooks[{i}]: {declared.renamed_message(name)}; use the new name")
+        experiment = declared.find(name)
+        outputs.extend(experiment.outputs() if experiment else [f"{name}.ipynb"])
+    return [*outputs, "manifest.json"]
+
+
 def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: bool = False,
                  runs_root: str | Path | None = None, notebooks_dir: str | Path | None = None,
                  stream_output: bool = False, only: Sequence[str] | None = None) -> Path:
@@ -219,6 +244,9 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
     plan = check_notebooks(params, Path(notebooks_dir) if notebooks_dir else None)
     if only:
         names = [name for name, *_ in plan]
+        renamed = [declared.renamed_message(n) for n in only if declared.renamed_message(n)]
+        if renamed:
+            raise PipelineError(f"--only: {'; '.join(renamed)}; use the new name")
         unknown = [n for n in only if n not in names]
         if unknown:
             raise PipelineError(f"{params['_path']}: --only names {unknown}, which the parameter set does not "
@@ -231,6 +259,7 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest_path = run_dir / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {"notebooks": {}}
+    _rename_old_outputs(run_dir, manifest)
     for entry in manifest["notebooks"].values():  # older entries name no CPU: it was the run's, kept before it changes
         entry.setdefault("cpu", manifest.get("cpu"))
     manifest.update({
@@ -269,8 +298,9 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
                 f"(executed copy: {out_nb}; earlier outputs kept in {run_dir})"
             ) from None
         entry.update(status="ok", seconds=round(time.perf_counter() - start, 1))
-        if name.endswith("_report"):
-            entry["html"] = export_html(out_nb, run_dir / "report.html").name
+        experiment = declared.find(name)
+        if experiment and experiment.html:
+            entry["html"] = export_html(out_nb, run_dir / experiment.html).name
         manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
         print(f"[{name}] done in {entry['seconds']} s")
     manifest["finished"] = datetime.now(timezone.utc).isoformat()

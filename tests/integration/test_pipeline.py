@@ -51,11 +51,11 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     assert headline.loc["Hit@1", "seed 002"] == 0.969 and 0 <= headline.loc["Hit@1", "toolroute"] <= 1
     html = (run_dir / "report.html").read_text()
     assert "seed 002" in html and "data:image/png;base64" in html and "import warnings" not in html  # no code cells
-    for section in ["Routing at scale (06)", "Improving the cards (07)"]:  # the report ran after them
+    for section in ["Routing at scale (05)", "Improving the cards (06)"]:  # the report ran after them
         assert section in html, section
-    assert "06_scale is not in this run" not in html and "07_card_improvement is not in this run" not in html
+    assert "05_scale is not in this run" not in html and "06_card_improvement is not in this run" not in html
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    scale_out = run_dir / "06_scale"
+    scale_out = run_dir / "05_scale"
     for name in ["scale.csv", "edit_cost.csv", "bfcl_routing.csv", "scale.png", "findings.md"]:
         assert (scale_out / name).stat().st_size > 0, name
     sizes = pd.read_csv(scale_out / "scale.csv")
@@ -63,18 +63,18 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     assert sizes.loc[sizes["size"] == 120, "embedded"].iloc[0] > 0  # the 66 distractors, embedded once
     bfcl_rows = pd.read_csv(scale_out / "bfcl_routing.csv")
     assert (bfcl_rows.loc[bfcl_rows["category"] == "all", "n"] == 20).all()
-    improvement = run_dir / "07_card_improvement"
+    improvement = run_dir / "06_card_improvement"
     for name in ["augmentation.csv", "augmentation_cost.csv", "rerank.csv", "card_improvement.png", "findings.md"]:
         assert (improvement / name).stat().st_size > 0, name
     assert pd.read_csv(improvement / "augmentation_cost.csv")["llm_calls"].iloc[0] == 54
     assert pd.read_csv(improvement / "rerank.csv")["n"].eq(5).all()
-    names = ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report", "06_scale",
-             "07_card_improvement"]
+    names = ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_scale", "06_card_improvement",
+             "07_report"]
     for name in names:
         assert manifest["notebooks"][name]["status"] == "ok", name
         assert manifest["notebooks"][name]["git_commit"] == manifest["git_commit"], name  # each notebook's own commit
     assert manifest["versions"]["chromadb"] and "git_commit" in manifest
-    assert manifest["models"]["llm_gguf_sha256"] and manifest["notebooks"]["05_report"]["html"] == "report.html"
+    assert manifest["models"]["llm_gguf_sha256"] and manifest["notebooks"]["07_report"]["html"] == "report.html"
     for name in names:
         executed = json.loads((run_dir / f"{name}.ipynb").read_text())
         assert any(c.get("outputs") for c in executed["cells"] if c["cell_type"] == "code"), name
@@ -153,17 +153,16 @@ def test_committed_notebooks_have_no_outputs_and_run_in_order():
     import nbformat
 
     names = [n.stem for n in sorted((ROOT / "notebooks").glob("*.ipynb"))]
-    assert names == ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_report", "06_scale",
-                     "07_card_improvement"]
+    assert names == ["01_ingest", "02_toolcard_ablation", "03_step_limits", "04_ragas_eval", "05_scale",
+                     "06_card_improvement", "07_report"]
     for name in names:
         nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert code and "parameters" in code[0].metadata.get("tags", []), name
         assert all(not c.outputs and c.execution_count is None for c in code), f"{name}: clear the outputs"
-    # numeric order, except the report: it runs last so that it can gather 06 and 07 too
-    run_order = [n for n in names if n != "05_report"] + ["05_report"]
+    # numeric order: the report is numbered last and runs last, so that it gathers every other notebook
     for params in ["default", "smoke"]:
-        assert [e["name"] for e in load_params(f"notebooks/params/{params}.yaml")["notebooks"]] == run_order
+        assert [e["name"] for e in load_params(f"notebooks/params/{params}.yaml")["notebooks"]] == names
 
 
 def _params(tmp_path, text: str):
@@ -180,10 +179,10 @@ def _params(tmp_path, text: str):
     ("04_ragas_eval", "{scenario_ids: [], rag_ids: [], query_split: ''}", "selection is empty"),
     ("04_ragas_eval", "{scenario_ids: [S42], llm: replay}", "scenario_ids: unknown"),
     ("04_ragas_eval", "{llm: gpt, scenario_ids: [S1], rag_ids: [], query_split: ''}", "llm must be 'auto' or 'replay'"),
-    ("06_scale", "{sizes: [20, 100]}", "sizes: every size must be at least 54"),
-    ("06_scale", "{arms: [dense, sparse]}", r"arms: unknown arm\(s\) \['sparse'\]"),
-    ("06_scale", "{bfcl_categories: [exec_simple]}", "bfcl_categories: unknown BFCL categories"),
-    ("07_card_improvement", "{rerank_split: holdout, llm: replay}", "no insurance query split 'holdout'"),
+    ("05_scale", "{sizes: [20, 100]}", "sizes: every size must be at least 54"),
+    ("05_scale", "{arms: [dense, sparse]}", r"arms: unknown arm\(s\) \['sparse'\]"),
+    ("05_scale", "{bfcl_categories: [exec_simple]}", "bfcl_categories: unknown BFCL categories"),
+    ("06_card_improvement", "{rerank_split: holdout, llm: replay}", "no insurance query split 'holdout'"),
 ])
 def test_bad_data_selection_is_reported_before_any_notebook(tmp_path, notebook, parameters, message):
     params = _params(tmp_path, f"notebooks:\n  - name: 01_ingest\n  - name: {notebook}\n    parameters: {parameters}\n")

@@ -142,7 +142,7 @@ def test_ingest_reference_retrieval_is_reproducible(ingest_params, reference_doc
     assert sum(committed_ranks[i] != mine_ranks[i] for i in mine_ranks) <= moved
 
 
-SCALE = ROOT / "results/reference/06_scale"
+SCALE = ROOT / "results/reference/05_scale"
 
 
 @pytest.mark.slow
@@ -152,7 +152,7 @@ def test_scale_reference_small_sizes_and_bfcl_bm25_are_reproducible(tmp_path, mo
     from toolroute.experiments import scale
 
     monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "state"))
-    params = json.loads((ROOT / "results/reference/manifest.json").read_text())["notebooks"]["06_scale"]["parameters"]
+    params = json.loads((ROOT / "results/reference/manifest.json").read_text())["notebooks"]["05_scale"]["parameters"]
     committed = pd.read_csv(SCALE / "scale.csv")
     sizes = sorted(committed["size"].unique())[:2]
     mine = scale.run_scale(sizes, params["arms"], split=params["split"], latency_queries=5,
@@ -163,7 +163,7 @@ def test_scale_reference_small_sizes_and_bfcl_bm25_are_reproducible(tmp_path, mo
     for (size, arm), row in committed[committed["size"].isin(sizes)].set_index(["size", "arm"]).iterrows():
         got = mine.set_index(["size", "arm"]).loc[(size, arm)]
         assert (got["tools"], got["records"]) == (row["tools"], row["records"])
-        assert_metrics_close(got[metrics], row[metrics], n_call, n_no_call, exact=same_cpu_type("06_scale"))
+        assert_metrics_close(got[metrics], row[metrics], n_call, n_no_call, exact=same_cpu_type("05_scale"))
 
     bfcl_committed = pd.read_csv(SCALE / "bfcl_routing.csv")
     table, _, _ = scale.run_bfcl_routing(["bm25"], categories=params["bfcl_categories"], limit=params["bfcl_limit"],
@@ -246,7 +246,7 @@ def check_ragas_run(folder, params):
                                       check_dtype=False, atol=1e-9)
 
 
-CARD_IMPROVEMENT = ROOT / "results/reference/07_card_improvement"
+CARD_IMPROVEMENT = ROOT / "results/reference/06_card_improvement"
 
 
 class UnsavedPrompt:
@@ -263,9 +263,9 @@ class UnsavedPrompt:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (CARD_IMPROVEMENT / "rerank.csv").exists(), reason="the reference has no finished 07 yet")
+@pytest.mark.skipif(not (CARD_IMPROVEMENT / "rerank.csv").exists(), reason="the reference has no finished 06 yet")
 def test_card_improvement_reference_follows_from_its_saved_replies(tmp_path, monkeypatch):
-    """07's LLM replies are saved (replies.partial.jsonl); replayed through the same code, they give the
+    """06's LLM replies are saved (replies.partial.jsonl); replayed through the same code, they give the
     committed synthetic examples (exactly: the leak filter is lexical) and the committed tables (exactly on
     the reference's CPU type; elsewhere a changed first-stage candidate list is a prompt with no saved
     reply, counted, and each metric may move by those queries plus CROSS_CPU_QUERIES)."""
@@ -276,7 +276,7 @@ def test_card_improvement_reference_follows_from_its_saved_replies(tmp_path, mon
     from toolroute.experiments.saved_replies import SavedReplies
 
     monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "state"))
-    params = json.loads((ROOT / "results/reference/manifest.json").read_text())["notebooks"]["07_card_improvement"]["parameters"]
+    params = json.loads((ROOT / "results/reference/manifest.json").read_text())["notebooks"]["06_card_improvement"]["parameters"]
     saved = tmp_path / "replies.partial.jsonl"  # a copy: a prompt without a reply must not be appended to the reference
     shutil.copy(CARD_IMPROVEMENT / "replies.partial.jsonl", saved)
     tag = json.loads(saved.read_text(encoding="utf-8").splitlines()[-1])["tag"]
@@ -294,7 +294,7 @@ def test_card_improvement_reference_follows_from_its_saved_replies(tmp_path, mon
 
     rr_table, stats = ci.rerank_arm(chat, params["rerank_candidates"], params["rerank_split"], params["rerank_limit"],
                                     progress=False)
-    exact = same_cpu_type("07_card_improvement")
+    exact = same_cpu_type("06_card_improvement")
     assert unsaved.calls == 0 if exact else unsaved.calls <= 10, unsaved.calls
     metrics = ["hit@1", "recall@3", "recall@5", "mrr", "no_call_accuracy", "hit@1_diff"]
     for table, name in ((aug_table, "augmentation.csv"), (rr_table, "rerank.csv")):

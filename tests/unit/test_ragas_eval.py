@@ -166,9 +166,9 @@ def test_report_reads_a_run_and_sets_ours_beside_the_seed(tmp_path):
            "recall@5": 0.978, "mrr": 0.918, "no_call_accuracy": 0.868, "false_no_call_rate": 0.022}
     pd.DataFrame([row]).to_csv(folder / "ablation_test.csv", index=False)
     run = report.load_run(tmp_path)
-    assert set(run.missing) == {"01_ingest", "03_step_limits", "04_ragas_eval", "06_scale", "07_card_improvement"}
+    assert set(run.missing) == {"01_ingest", "03_step_limits", "04_ragas_eval", "05_scale", "06_card_improvement"}
     assert report.scale_summary(run) is None and report.card_improvement_summary(run) is None
-    assert report.findings(run, "06_scale") is None
+    assert report.findings(run, "05_scale") is None
     head = report.headline(run, "hybrid:e5-small:multi/top2",
                            {"saving_top5_vs_all": 0.91, "queries": 5}).set_index("metric")
     assert head.loc["Hit@1", "toolroute"] == 0.86 and head.loc["Hit@1", "seed 002"] == 0.969
@@ -208,5 +208,5 @@ def test_report_gathers_scale_and_card_improvement_from_the_reference():
     arms = report.card_improvement_summary(run)
     assert {"authored cards", "authored + synthetic", "first stage"} <= set(arms["arm"])
     assert arms["arm"].str.contains("LLM rerank").any() and "hit@1_diff" in arms.columns
-    assert "Synthetic examples" in report.findings(run, "07_card_improvement")
-    assert [p.name for p in run.figures["06_scale"]] == ["scale.png"]
+    assert "Synthetic examples" in report.findings(run, "06_card_improvement")
+    assert [p.name for p in run.figures["05_scale"]] == ["scale.png"]

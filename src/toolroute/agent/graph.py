@@ -303,7 +303,8 @@ class Agent:
         try:
             return self._agent(state, config)
         except Exception as exc:  # noqa: BLE001 - a timeout or a dead server ends the turn, not the process
-            return {"messages": [AIMessage(LLM_ERROR_ANSWER)], "error": f"{type(exc).__name__}: {exc}"}
+            endpoint = getattr(self.llm, "openai_api_base", None) or type(self.llm).__name__
+            return {"messages": [AIMessage(LLM_ERROR_ANSWER)], "error": f"LLM at {endpoint}: {type(exc).__name__}: {exc}"}
 
     def route(self, state: AgentState, config: RunnableConfig) -> dict:
         """Route the rewritten turn once, before any LLM call: what a stream reports first."""

@@ -41,6 +41,13 @@ class NoOpinionLLM:
         return AIMessage("[]")
 
 
+def check_parameters(augment_splits: Sequence[str], rerank_split: str) -> None:
+    """What the notebook would fail on, checked before any model loads: every split it names exists."""
+    for split in dict.fromkeys([*augment_splits, rerank_split]):
+        if not queries_path("insurance", split).is_file():
+            raise ValueError(f"no insurance query split '{split}' ({queries_path('insurance', split)})")
+
+
 def _router(catalog: Catalog, config: RouterConfig, client, embedder=None) -> ToolRouter:
     calib = default_dev_file(toolcards_dir("insurance"))
     return build_router(config.with_(embedder=embedder or config.embedder, dev=str(calib)), catalog, client,

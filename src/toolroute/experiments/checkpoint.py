@@ -74,8 +74,14 @@ def _toolroute_imports(path: Path, module: str) -> set[str]:
     return out
 
 
+# Modules that organise runs and cannot change a row: neither they nor what they import are digested, so
+# that declaring an experiment (whose pre-run check imports its module) keeps every other one's rows.
+NOT_DIGESTED = frozenset({"toolroute.experiments.declared"})
+
+
 def module_files(entries: Iterable[str]) -> list[Path]:
-    """The source files of `entries` and of every toolroute module they can import, transitively."""
+    """The source files of `entries` and of every toolroute module they can import, transitively
+    (except `NOT_DIGESTED`)."""
     import importlib.util
 
     seen: set[str] = set()
@@ -83,7 +89,7 @@ def module_files(entries: Iterable[str]) -> list[Path]:
     todo = list(entries)
     while todo:
         name = todo.pop()
-        if name in seen:
+        if name in seen or name in NOT_DIGESTED:
             continue
         seen.add(name)
         try:
@@ -107,7 +113,7 @@ def source_fingerprint(entries: Iterable[str] | None = None) -> str:
     Code: the toolroute modules loaded in this process (or `entries`), every domain pack, the agent
     and the embedded LLM server, and all toolroute modules they can import (found by reading their import statements, also
     those inside functions). Editing a module none of them imports (the card store, the scale
-    experiment, the CLI) keeps the rows. Data: every file under `toolcards/` and `data/`.
+    experiment, the CLI, the experiments' declarations) keeps the rows. Data: every file under `toolcards/` and `data/`.
     """
     import hashlib
     import pkgutil

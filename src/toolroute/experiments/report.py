@@ -1,10 +1,11 @@
-"""The run report (notebook 05): one run folder's tables gathered, and the headline numbers set
-against the figures seed 002 reports.
+"""The run report (the notebook a run ends with): one run folder's tables gathered, and the headline
+numbers set against the figures seed 002 reports.
 
-Each section reads what its notebook wrote into the run folder; a notebook that did not run leaves
-its section empty (`RunOutputs.missing` names it) instead of failing the report.
-The report runs last in a parameter set (after 06 and 07, despite its number), so it can gather
-every other notebook.
+One section per declared experiment with tables or figures (`toolroute.experiments.declared`), in
+notebook order: what `load_run` reads and `section` shows comes from the declaration, so a new
+experiment appears in the report without a change here (its tables, findings and figures; a
+summary view, when it needs one, is added to `VIEWS`). A notebook that did not run leaves its
+section a one-line note (`RunOutputs.missing` names it) instead of failing the report.
 """
 
 from __future__ import annotations
@@ -16,25 +17,17 @@ from typing import Any
 
 import pandas as pd
 
+from toolroute.experiments import declared
+from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS, TOOLCARD_ABLATION,
+                                            Experiment)
+
 # Seed 002, section 5: 79 test queries (64 tool-call, 15 no-call), k=5; most were copied from its cards.
 SEED_FIGURES = {"hit@1": 0.969, "recall@5": 1.0, "mrr": 0.984, "no_call_accuracy": 0.80, "token_saving": 0.90}
 
-SECTIONS = {
-    "01_ingest": ["retrieval.csv", "ingest.csv"],
-    "02_toolcard_ablation": ["ablation_test.csv", "ablation_dev.csv", "paired_test.csv"],
-    "03_step_limits": ["by_cap.csv", "by_length.csv", "by_domain.csv", "cut_chains.csv"],
-    "04_ragas_eval": ["by_kind.csv", "by_scenario.csv", "judge_failures.csv", "scores.csv"],
-    "06_scale": ["scale.csv", "bfcl_routing.csv", "edit_cost.csv"],
-    "07_card_improvement": ["augmentation.csv", "augmentation_cost.csv", "rerank.csv"],
-}
-FIGURES = {
-    "01_ingest": ["hit_rate.png"],
-    "02_toolcard_ablation": ["recall_curves_test.png", "hit1_test.png", "no_call_test.png", "confusions_test.png"],
-    "03_step_limits": ["completion_vs_cap.png", "cost_vs_cap.png"],
-    "04_ragas_eval": ["metrics.png"],
-    "06_scale": ["scale.png"],
-    "07_card_improvement": ["card_improvement.png"],
-}
+
+def sections() -> list[Experiment]:
+    """The experiments the report has a section for (those declaring tables or figures), in run order."""
+    return [e for e in declared.EXPERIMENTS if e.in_report]
 
 
 @dataclass
@@ -47,7 +40,7 @@ class RunOutputs:
     @property
     def missing(self) -> list[str]:
         """Notebooks whose outputs are not in the run folder."""
-        return [name for name in SECTIONS if not self.tables.get(name)]
+        return [e.notebook for e in sections() if not self.tables.get(e.notebook) and not self.figures.get(e.notebook)]
 
     def table(self, notebook: str, name: str) -> pd.DataFrame | None:
         return self.tables.get(notebook, {}).get(name)
@@ -58,10 +51,11 @@ def load_run(run_dir: str | Path) -> RunOutputs:
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: no such run folder")
     out = RunOutputs(run_dir)
-    for notebook, names in SECTIONS.items():
-        folder = run_dir / notebook
-        out.tables[notebook] = {n[:-4]: pd.read_csv(folder / n) for n in names if (folder / n).is_file()}
-        out.figures[notebook] = [folder / n for n in FIGURES[notebook] if (folder / n).is_file()]
+    for experiment in sections():
+        folder = run_dir / experiment.notebook
+        out.tables[experiment.notebook] = {n[:-4]: pd.read_csv(folder / n) for n in experiment.tables
+                                           if (folder / n).is_file()}
+        out.figures[experiment.notebook] = [folder / n for n in experiment.figures if (folder / n).is_file()]
     manifest = run_dir / "manifest.json"
     if manifest.is_file():
         out.manifest = json.loads(manifest.read_text(encoding="utf-8"))
@@ -69,7 +63,7 @@ def load_run(run_dir: str | Path) -> RunOutputs:
 
 
 def default_arm_row(run: RunOutputs, arm_label: str) -> pd.Series | None:
-    table = run.table("02_toolcard_ablation", "ablation_test")
+    table = run.table(TOOLCARD_ABLATION.notebook, "ablation_test")
     if table is None:
         return None
     rows = table[table["arm_label"] == arm_label]
@@ -87,7 +81,8 @@ def headline(run: RunOutputs, arm_label: str, prompt_sizes: dict[str, Any] | Non
         ours = None if arm is None else float(arm[key])
         ci = "" if arm is None or f"{key}_lo" not in arm else f"[{arm[f'{key}_lo']:.3f}, {arm[f'{key}_hi']:.3f}]"
         rows.append({"metric": label, "toolroute": ours, "95% CI": ci, "seed 002": SEED_FIGURES[key],
-                     "note": "test split, leak-free queries" if arm is not None else "02 not in this run"})
+                     "note": "test split, leak-free queries" if arm is not None
+                     else f"{TOOLCARD_ABLATION.number} not in this run"})
     if arm is not None:
         rows.append({"metric": "false no-call rate", "toolroute": float(arm["false_no_call_rate"]), "95% CI": "",
                      "seed 002": None, "note": "real calls refused (the seed does not report it)"})
@@ -99,7 +94,7 @@ def headline(run: RunOutputs, arm_label: str, prompt_sizes: dict[str, Any] | Non
 
 
 def ablation_top(run: RunOutputs, n: int = 10) -> pd.DataFrame | None:
-    table = run.table("02_toolcard_ablation", "ablation_test")
+    table = run.table(TOOLCARD_ABLATION.notebook, "ablation_test")
     if table is None:
         return None
     cols = ["arm_label", "hit@1", "hit@1_lo", "hit@1_hi", "recall@5", "mrr", "no_call_accuracy", "false_no_call_rate"]
@@ -113,8 +108,8 @@ def findings(run: RunOutputs, notebook: str) -> str | None:
 
 
 def scale_summary(run: RunOutputs) -> pd.DataFrame | None:
-    """06 at each catalogue size, one row per size and arm, with the columns a reader compares."""
-    table = run.table("06_scale", "scale")
+    """The scale experiment at each catalogue size, one row per size and arm, with the columns a reader compares."""
+    table = run.table(SCALE.notebook, "scale")
     if table is None:
         return None
     cols = ["size", "arm", "records", "hit@1", "recall@5", "mrr", "no_call_accuracy", "latency_p50_ms",
@@ -123,8 +118,8 @@ def scale_summary(run: RunOutputs) -> pd.DataFrame | None:
 
 
 def card_improvement_summary(run: RunOutputs) -> pd.DataFrame | None:
-    """07's arms (synthetic examples on each split, the LLM reranker) against their baselines, in one table."""
-    parts = [run.table("07_card_improvement", name) for name in ("augmentation", "rerank")]
+    """The card-improvement arms (synthetic examples on each split, the LLM reranker) against their baselines, in one table."""
+    parts = [run.table(CARD_IMPROVEMENT.notebook, name) for name in ("augmentation", "rerank")]
     parts = [p for p in parts if p is not None]
     if not parts:
         return None
@@ -142,10 +137,97 @@ def timings(run: RunOutputs) -> pd.DataFrame:
 
 
 def step_limit_verdict(run: RunOutputs, proposed: int = 3) -> list[str]:
-    """The closing lines of notebook 03, recomputed from its runs table."""
+    """The closing lines of the step-limit notebook, recomputed from its runs table."""
     from toolroute.experiments.step_limits import read_runs, verdict
 
-    path = run.run_dir / "03_step_limits" / "runs.csv"
+    path = run.run_dir / STEP_LIMITS.notebook / "runs.csv"
     if not path.is_file():
-        return ["03_step_limits is not in this run."]
+        return [f"{STEP_LIMITS.notebook} is not in this run."]
     return verdict(read_runs(path), proposed=proposed)
+
+
+# --- the sections ------------------------------------------------------------------------------------------------
+# A section is a list of items: a DataFrame (a table), a str (Markdown), a Path (a figure). A view returns
+# None when its experiment is not in the run.
+
+def _ablation_view(run: RunOutputs, experiment: Experiment) -> list | None:
+    top = ablation_top(run)
+    if top is None:
+        return None
+    paired = run.table(experiment.notebook, "paired_test")
+    return [top, *([paired] if paired is not None else [])]
+
+
+def _step_limits_view(run: RunOutputs, experiment: Experiment) -> list | None:
+    by_cap = run.table(experiment.notebook, "by_cap")
+    if by_cap is None:
+        return None
+    cuts = run.table(experiment.notebook, "cut_chains")
+    return [by_cap, run.table(experiment.notebook, "by_length"),
+            f"Chains cut by a cap that a higher cap completed: {0 if cuts is None else len(cuts)}",
+            "\n".join(step_limit_verdict(run, proposed=3))]
+
+
+def _ragas_view(run: RunOutputs, experiment: Experiment) -> list | None:
+    by_kind = run.table(experiment.notebook, "by_kind")
+    if by_kind is None:
+        return None
+    failures = run.table(experiment.notebook, "judge_failures")
+    by_scenario = run.table(experiment.notebook, "by_scenario")
+    return [by_kind, failures if failures is not None else "No judge ran in this run.",
+            *([by_scenario] if by_scenario is not None else [])]
+
+
+def _scale_view(run: RunOutputs, experiment: Experiment) -> list | None:
+    table = scale_summary(run)
+    return None if table is None else [table, run.table(experiment.notebook, "bfcl_routing")]
+
+
+def _card_improvement_view(run: RunOutputs, experiment: Experiment) -> list | None:
+    arms = card_improvement_summary(run)
+    if arms is None:
+        return None
+    cost = run.table(experiment.notebook, "augmentation_cost")
+    return [arms, *([cost] if cost is not None else [])]
+
+
+def _ingest_view(run: RunOutputs, experiment: Experiment) -> list | None:
+    retrieval = run.table(experiment.notebook, "retrieval")
+    return None if retrieval is None else [retrieval]
+
+
+def _tables_view(run: RunOutputs, experiment: Experiment) -> list | None:
+    """Any other experiment: its declared tables, in order."""
+    tables = run.tables.get(experiment.notebook) or {}
+    return [tables[n[:-4]] for n in experiment.tables if n[:-4] in tables] or None
+
+
+# Summary views of the declared experiments (keyed by notebook); an experiment without one gets `_tables_view`.
+VIEWS = {TOOLCARD_ABLATION.notebook: _ablation_view, STEP_LIMITS.notebook: _step_limits_view,
+         RAGAS_EVAL.notebook: _ragas_view, SCALE.notebook: _scale_view, CARD_IMPROVEMENT.notebook: _card_improvement_view,
+         INGEST.notebook: _ingest_view}
+
+
+def section(run: RunOutputs, experiment: Experiment) -> list:
+    """What the report shows for one experiment: its heading and paragraph, its tables (or summary view),
+    the findings its notebook wrote, its figures; one line when it is not in the run."""
+    head = f"## {experiment.heading}" + (f"\n\n{experiment.about}" if experiment.about else "")
+    items = VIEWS.get(experiment.notebook, _tables_view)(run, experiment)
+    if items is None:
+        return [head, f"{experiment.notebook} is not in this run."]
+    text = findings(run, experiment.notebook)
+    return [head, *[i for i in items if i is not None], *([text] if text else []),
+            *run.figures.get(experiment.notebook, [])]
+
+
+def show(items: list) -> None:
+    """Display a section's items in a notebook."""
+    from IPython.display import Image, Markdown, display
+
+    for item in items:
+        if isinstance(item, Path):
+            display(Image(filename=str(item)))
+        elif isinstance(item, str):
+            display(Markdown(item))
+        else:
+            display(item)

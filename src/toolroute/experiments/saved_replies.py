@@ -1,6 +1,6 @@
 """LLM replies kept on disk as they arrive, so an interrupted LLM-bound experiment resumes where it stopped.
 
-Card augmentation and reranking (notebook 07) make one plain LLM call per card or per query, about an
+Card augmentation and reranking (notebook 06) make one plain LLM call per card or per query, about an
 hour on 2 cores with the embedded model. `SavedReplies` wraps the chat model: each reply's text and the
 seconds the call took are appended to a RowCheckpoint keyed by a digest of the prompt. A later run
 under the same tag (the LLM and its settings) replays them instead of calling again; a changed prompt

@@ -12,7 +12,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from toolroute.config import llm_endpoint
+import httpx
+
+from toolroute.config import llm_endpoint, llm_limits
+from toolroute.llm.retry import AsyncRetryOnBusy, RetryOnBusy
 from toolroute.llm.server import LLMUnavailable, LocalLLMServer
 
 __all__ = ["LLMConfig", "LLMUnavailable", "chat_model", "llm_config", "shutdown_local_server"]
@@ -47,9 +50,9 @@ def _local_server() -> LocalLLMServer:
         return _local
 
 
-def llm_config(start: bool = True) -> LLMConfig:
-    """Where chat requests go: the configured endpoint, else the embedded server (started if `start`)."""
-    endpoint = llm_endpoint()
+def llm_config(start: bool = True, base_url: str = "", model: str = "") -> LLMConfig:
+    """Where chat requests go: `base_url` or the configured endpoint, else the embedded server (started if `start`)."""
+    endpoint = llm_endpoint(base_url, model)
     if endpoint is not None:
         return LLMConfig(base_url=endpoint.base_url, model=endpoint.model, api_key=endpoint.api_key, embedded=False)
     if not start:
@@ -59,13 +62,21 @@ def llm_config(start: bool = True) -> LLMConfig:
 
 
 def chat_model(temperature: float = 0.0, seed: int | None = DEFAULT_SEED, max_tokens: int = 512,
-               timeout: float = 300.0, **kwargs: Any):
-    """A `ChatOpenAI` on the configured or embedded LLM (deterministic by default)."""
+               base_url: str = "", model: str = "", **kwargs: Any):
+    """A `ChatOpenAI` on `base_url`, the configured or the embedded LLM (deterministic by default).
+
+    Timeouts and retries come from the settings (10 s to connect, 120 s to read, one retry, and only
+    on 429 and 5xx answers: a hung server is not waited for twice)."""
     from langchain_openai import ChatOpenAI
 
-    config = llm_config()
+    config = llm_config(base_url=base_url, model=model)
+    limits = llm_limits()
+    timeout = httpx.Timeout(limits.read_timeout, connect=limits.connect_timeout)
     return ChatOpenAI(base_url=config.base_url, api_key=config.api_key, model=config.model, temperature=temperature,
-                      seed=seed, max_tokens=max_tokens, timeout=timeout, max_retries=1, **kwargs)
+                      seed=seed, max_tokens=max_tokens, timeout=timeout, max_retries=0,
+                      http_client=httpx.Client(transport=RetryOnBusy(limits.retries), timeout=timeout),
+                      http_async_client=httpx.AsyncClient(transport=AsyncRetryOnBusy(limits.retries), timeout=timeout),
+                      **kwargs)
 
 
 def shutdown_local_server() -> None:

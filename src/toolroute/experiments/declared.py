@@ -1,0 +1,135 @@
+"""Every experiment, declared once: its notebook, what it checks before a run, what it writes and what the report reads.
+
+`EXPERIMENTS` lists one `Experiment` per notebook in `notebooks/`, in run order (the order of the
+notebook numbers; the report is last so that it gathers the others). What reads it:
+
+- `toolroute.pipeline`: the checks before any notebook starts (`check`, `calls_llm`), the HTML export
+  of the report (`html`), the outputs a run keeps (`outputs`, used by `make reference` through
+  `toolroute run --list-outputs`), and the error for a notebook's old name (`RENAMED`);
+- `toolroute.experiments.report`: the report's sections (`tables`, `figures`, `title`, `about`);
+- the notebooks: `setup_notebook(declared.SCALE, output_dir)` gives a notebook its output folder.
+
+A new experiment is a notebook plus one entry here (and its parameters in `notebooks/params/*.yaml`).
+This module imports nothing heavy: the checks import their experiment module when they run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Experiment:
+    notebook: str
+    """`notebooks/<notebook>.ipynb`; also its output folder in a run and its key in the run's manifest.json."""
+    title: str
+    """What it measures, in a few words: the heading of its section in the report."""
+    about: str = ""
+    """A paragraph under that heading (optional)."""
+    calls_llm: bool = False
+    """Its `llm` parameter ("auto" or "replay") may reach a model: the endpoint is checked before a run starts."""
+    check: Callable[[dict], None] | None = None
+    """Raises ValueError naming the parameter when the data selection is bad; gets every parameter's value
+    (the notebook's defaults updated with the parameter set's)."""
+    tables: tuple[str, ...] = ()
+    """CSV files in its folder that the report reads."""
+    figures: tuple[str, ...] = ()
+    """PNG files in its folder that the report shows."""
+    folder: bool = True
+    """It writes into `<run>/<notebook>/`."""
+    run_files: tuple[str, ...] = ()
+    """Files it writes at the top of the run folder."""
+    html: str | None = None
+    """After it ran, the executed notebook is exported (without code) to this file in the run folder."""
+
+    @property
+    def number(self) -> str:
+        return self.notebook.split("_", 1)[0]
+
+    @property
+    def heading(self) -> str:
+        return f"{self.title} ({self.number})"
+
+    @property
+    def in_report(self) -> bool:
+        return bool(self.tables or self.figures)
+
+    def outputs(self) -> list[str]:
+        """What a run of it leaves in the run folder (files and folders), as `make reference` copies them."""
+        return [f"{self.notebook}.ipynb", *([self.notebook] if self.folder else []), *self.run_files,
+                *([self.html] if self.html else [])]
+
+
+# --- the checks before a run (each imports its experiment module only when it runs) ---------------------------
+
+def _check_step_limits(values: dict) -> None:
+    from toolroute.experiments.step_limits import check_parameters
+
+    check_parameters(values["domains"], values["caps"], values["top_ks"], values["task_ids"])
+
+
+def _check_ragas_eval(values: dict) -> None:
+    from toolroute.experiments.ragas_eval import build_items
+
+    build_items(values["scenario_ids"], values["rag_ids"], values["rag_limit"], values["query_split"],
+                values["query_limit"])
+
+
+def _check_scale(values: dict) -> None:
+    from toolroute.experiments.scale import check_parameters
+
+    check_parameters(values["sizes"], values["arms"], values["split"], values["bfcl_categories"], values["bfcl_arms"])
+
+
+def _check_card_improvement(values: dict) -> None:
+    from toolroute.experiments.card_improvement import check_parameters
+
+    check_parameters(values["augment_splits"], values["rerank_split"])
+
+
+# --- the experiments, in run order ----------------------------------------------------------------------------
+
+INGEST = Experiment(
+    "01_ingest", "RAG retrieval",
+    tables=("retrieval.csv", "ingest.csv"), figures=("hit_rate.png",))
+TOOLCARD_ABLATION = Experiment(
+    "02_toolcard_ablation", "The ToolCard ablation",
+    tables=("ablation_test.csv", "ablation_dev.csv", "paired_test.csv"),
+    figures=("recall_curves_test.png", "hit1_test.png", "no_call_test.png", "confusions_test.png"))
+STEP_LIMITS = Experiment(
+    "03_step_limits", "Step limits", calls_llm=True, check=_check_step_limits,
+    tables=("by_cap.csv", "by_length.csv", "by_domain.csv", "cut_chains.csv"),
+    figures=("completion_vs_cap.png", "cost_vs_cap.png"))
+RAGAS_EVAL = Experiment(
+    "04_ragas_eval", "RAGAS evaluation of the agent", calls_llm=True, check=_check_ragas_eval,
+    tables=("by_kind.csv", "by_scenario.csv", "judge_failures.csv", "scores.csv"), figures=("metrics.png",))
+SCALE = Experiment(
+    "05_scale", "Routing at scale", check=_check_scale,
+    about="The 54 Korean cards among up to 2,628 tools (distractors from BFCL's function documents), and "
+          "routing on BFCL's own questions and tools.",
+    tables=("scale.csv", "bfcl_routing.csv", "edit_cost.csv"), figures=("scale.png",))
+CARD_IMPROVEMENT = Experiment(
+    "06_card_improvement", "Improving the cards", calls_llm=True, check=_check_card_improvement,
+    about="Synthetic when_to_use examples written by the local LLM (filtered against the eval sets) and an LLM "
+          "reranker of the router's top candidates, each as an arm against the authored cards, with its cost.",
+    tables=("augmentation.csv", "augmentation_cost.csv", "rerank.csv"), figures=("card_improvement.png",))
+REPORT = Experiment(
+    "07_report", "Run report", folder=False, run_files=("headline.csv",), html="report.html")
+
+EXPERIMENTS: tuple[Experiment, ...] = (INGEST, TOOLCARD_ABLATION, STEP_LIMITS, RAGAS_EVAL, SCALE, CARD_IMPROVEMENT,
+                                       REPORT)
+
+# Notebooks renamed when the report was numbered last (it had run last under 05): old name -> new name.
+RENAMED = {"05_report": "07_report", "06_scale": "05_scale", "07_card_improvement": "06_card_improvement"}
+
+
+def find(notebook: str) -> Experiment | None:
+    """The declaration of a notebook, None for a notebook that is not declared (e.g. a scratch notebook)."""
+    return next((e for e in EXPERIMENTS if e.notebook == notebook), None)
+
+
+def renamed_message(old: str) -> str | None:
+    """For a notebook's old name: the sentence naming its new name; None for any other name."""
+    new = RENAMED.get(old)
+    return f"'{old}' was renamed to '{new}' (the report runs last and is numbered last)" if new else None

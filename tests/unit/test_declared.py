@@ -1,0 +1,200 @@
+"""Each experiment is declared once (toolroute.experiments.declared), and what names experiments reads it:
+the notebooks, the parameter sets, the pipeline's checks, the report, `make reference`, the notebooks' set-up."""
+
+import dataclasses
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from toolroute import cli
+from toolroute.config import ROOT
+from toolroute.experiments import declared, report, select_llm, setup_notebook
+from toolroute.experiments.declared import Experiment
+from toolroute.pipeline import PipelineError, _rename_old_outputs, list_outputs, load_params, preflight, run_pipeline
+
+
+def test_every_notebook_has_exactly_one_declaration_and_every_declaration_a_notebook():
+    notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    names = [e.notebook for e in declared.EXPERIMENTS]
+    assert len(names) == len(set(names)), "a notebook is declared twice"
+    assert sorted(names) == notebooks
+    assert names == notebooks, "declared in run order, which is the order of the notebook numbers"
+    assert declared.EXPERIMENTS[-1].html, "the report (exported to HTML) runs last, to gather the others"
+    for experiment in declared.EXPERIMENTS:
+        assert declared.find(experiment.notebook) is experiment
+        assert re.fullmatch(r"\d\d_[a-z_]+", experiment.notebook), experiment.notebook
+        assert all(t.endswith(".csv") for t in experiment.tables) and all(f.endswith(".png") for f in experiment.figures)
+    assert declared.find("99_scratch") is None
+
+
+@pytest.mark.parametrize("name", ["default", "smoke"])
+def test_parameter_sets_run_the_declared_experiments_in_their_order(name):
+    listed = [e["name"] for e in load_params(ROOT / f"notebooks/params/{name}.yaml")["notebooks"]]
+    assert listed == [e.notebook for e in declared.EXPERIMENTS]
+
+
+def test_the_reference_holds_what_the_declarations_say_a_default_run_leaves():
+    """`make reference` copies `toolroute run --list-outputs`: exactly what results/reference/ holds."""
+    outputs = list_outputs(ROOT / "notebooks/params/default.yaml")
+    assert sorted(outputs) == sorted(p.name for p in (ROOT / "results/reference").iterdir())
+    assert set(json.loads((ROOT / "results/reference/manifest.json").read_text())["notebooks"]) == {
+        e.notebook for e in declared.EXPERIMENTS}
+
+
+def test_makefile_reference_target_copies_the_declared_outputs_and_names_no_notebook():
+    text = (ROOT / "Makefile").read_text()
+    recipe = re.search(r"^reference:.*?\n((?:\t.*\n|#.*\n)+)", text, re.M).group(1)
+    assert "toolroute run --params notebooks/params/default.yaml --list-outputs" in recipe
+    assert "cp -r $$outputs" in recipe
+    for experiment in declared.EXPERIMENTS:
+        assert experiment.notebook not in recipe
+    assert not re.search(r"\b0\d_", recipe), "a hard-coded notebook name or glob"
+
+
+def test_list_outputs_cli(capsys):
+    assert cli.main(["run", "--params", "notebooks/params/smoke.yaml", "--list-outputs"]) == 0
+    printed = capsys.readouterr().out.split()
+    assert printed == list_outputs(ROOT / "notebooks/params/smoke.yaml")
+    assert printed[-1] == "manifest.json" and "report.html" in printed and "headline.csv" in printed
+
+
+EXTRA = Experiment("08_extra", "An extra experiment", about="What it measures.", tables=("x.csv", "y.csv"),
+                   figures=("x.png",))
+
+
+def test_a_new_declaration_shows_up_in_the_reference_outputs_and_the_report(tmp_path, monkeypatch):
+    monkeypatch.setattr(declared, "EXPERIMENTS", (*declared.EXPERIMENTS, EXTRA))
+    params = tmp_path / "p.yaml"
+    params.write_text("notebooks:\n  - name: 01_ingest\n  - name: 08_extra\n  - name: 99_scratch\n")
+    assert list_outputs(params) == ["01_ingest.ipynb", "01_ingest", "08_extra.ipynb", "08_extra", "99_scratch.ipynb",
+                                    "manifest.json"]
+
+    run_dir = tmp_path / "run"
+    (run_dir / "08_extra").mkdir(parents=True)
+    assert EXTRA in report.sections() and report.sections()[-1] is EXTRA
+    assert report.section(report.load_run(run_dir), EXTRA) == ["## An extra experiment (08)\n\nWhat it measures.",
+                                                                "08_extra is not in this run."]
+    pd.DataFrame({"a": [1]}).to_csv(run_dir / "08_extra/x.csv", index=False)
+    (run_dir / "08_extra/x.png").write_bytes(b"png")
+    (run_dir / "08_extra/findings.md").write_text("- found it\n")
+    run = report.load_run(run_dir)
+    assert "08_extra" not in run.missing and "01_ingest" in run.missing
+    items = report.section(run, EXTRA)
+    assert items[0].startswith("## An extra experiment (08)")
+    pd.testing.assert_frame_equal(items[1], pd.DataFrame({"a": [1]}))  # y.csv is not there: left out
+    assert items[2:] == ["- found it\n", run_dir / "08_extra/x.png"]
+
+
+def test_report_sections_follow_the_declarations():
+    assert [e.notebook for e in report.sections()] == [e.notebook for e in declared.EXPERIMENTS if e.tables or e.figures]
+    assert declared.REPORT not in report.sections()
+    run = report.load_run(ROOT / "results/reference")
+    assert run.missing == []
+    for experiment in report.sections():
+        items = report.section(run, experiment)
+        assert items[0].startswith(f"## {experiment.title} ({experiment.notebook[:2]})")
+        assert any(isinstance(i, pd.DataFrame) for i in items), experiment.notebook
+        assert [i.name for i in items if not isinstance(i, (str, pd.DataFrame))] == list(experiment.figures)
+
+
+# --- old names -----------------------------------------------------------------------------------------------
+
+def test_old_notebook_names_fail_with_the_new_name(tmp_path, capsys):
+    for old, new in declared.RENAMED.items():
+        assert declared.find(old) is None and declared.find(new) is not None
+        message = f"'{old}' was renamed to '{new}'"
+        with pytest.raises(PipelineError, match=message):
+            run_pipeline(ROOT / "notebooks/params/smoke.yaml", runs_root=tmp_path / "runs", only=[old])
+        params = tmp_path / "p.yaml"
+        params.write_text(f"notebooks:\n  - name: {old}\n")
+        with pytest.raises(PipelineError, match=message):
+            run_pipeline(params, runs_root=tmp_path / "runs")
+        with pytest.raises(PipelineError, match=message):
+            list_outputs(params)
+        assert cli.main(["run", "--params", "notebooks/params/smoke.yaml", "--only", f"01_ingest,{old}"]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_run_folder_from_before_the_renaming_takes_the_new_names(tmp_path, capsys):
+    old, new = next(iter(declared.RENAMED.items()))
+    (tmp_path / old).mkdir()
+    (tmp_path / old / "table.csv").write_text("a\n1\n")
+    (tmp_path / f"{old}.ipynb").write_text("{}")
+    manifest = {"notebooks": {old: {"status": "ok", "params_digest": "abc"}, "01_ingest": {"status": "ok"}}}
+    _rename_old_outputs(tmp_path, manifest)
+    assert (tmp_path / new / "table.csv").is_file() and (tmp_path / f"{new}.ipynb").is_file()
+    assert not (tmp_path / old).exists() and not (tmp_path / f"{old}.ipynb").exists()
+    assert manifest["notebooks"][new] == {"status": "ok", "params_digest": "abc", "ran_as": old}
+    assert old not in manifest["notebooks"] and "01_ingest" in manifest["notebooks"]
+    assert f"outputs of '{old}'" in capsys.readouterr().out
+    (tmp_path / old).mkdir()  # the new name is there already: nothing is overwritten
+    _rename_old_outputs(tmp_path, manifest)
+    assert (tmp_path / old).is_dir() and (tmp_path / new / "table.csv").is_file()
+
+
+# --- the pipeline's checks come from the declaration --------------------------------------------------------
+
+def _plan(name, values):
+    return [(name, None, values, {})]
+
+
+def test_preflight_runs_the_declared_check_and_the_llm_check(monkeypatch):
+    def refuse(values):
+        raise ValueError(f"sizes: {values['sizes']} is wrong")
+
+    checked = Experiment("08_extra", "Extra", check=refuse, calls_llm=True)
+    monkeypatch.setattr(declared, "EXPERIMENTS", (*declared.EXPERIMENTS, checked))
+    with pytest.raises(PipelineError, match=r"p.yaml: notebook '08_extra': sizes: \[1\] is wrong"):
+        preflight({"_path": "p.yaml"}, _plan("08_extra", {"sizes": [1]}))
+    monkeypatch.setattr(declared, "EXPERIMENTS", (*declared.EXPERIMENTS[:-1], dataclasses.replace(checked, check=None)))
+    with pytest.raises(PipelineError, match="notebook '08_extra': llm must be 'auto' or 'replay', got 'gpt'"):
+        preflight({"_path": "p.yaml"}, _plan("08_extra", {"llm": "gpt"}))
+    preflight({"_path": "p.yaml"}, _plan("08_extra", {"llm": "replay"}))
+    preflight({"_path": "p.yaml"}, _plan("99_scratch", {"llm": "gpt"}))  # undeclared: runs unchecked
+
+
+# --- the notebooks' shared set-up ---------------------------------------------------------------------------
+
+def test_setup_notebook_makes_the_output_folder(tmp_path):
+    assert setup_notebook(declared.INGEST, tmp_path / "run", max_colwidth=80) == tmp_path / "run/01_ingest"
+    assert (tmp_path / "run/01_ingest").is_dir() and pd.get_option("display.max_colwidth") == 80
+    assert setup_notebook(declared.REPORT, tmp_path / "other") == tmp_path / "other"
+    assert not (tmp_path / "other").exists()  # the report reads a run folder; it makes none
+
+
+def test_select_llm_replay_and_a_configured_server(monkeypatch, capsys):
+    for name in ("TOOLROUTE_LLM_BASE_URL", "TOOLROUTE_LLM_MODEL"):  # select_llm sets them: restored afterwards
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    stand_in = object()
+    replay = select_llm("replay", replay=lambda: stand_in, replay_label="replay (no model)", max_tokens=400)
+    assert replay.chat is stand_in and replay.replay and replay.label == "replay (no model)"
+    assert replay.tag == "replay|max_tokens=400" and replay.config is None
+    assert "LLM: replay (no model)" in capsys.readouterr().out
+
+    def no_replay():
+        raise AssertionError("the stand-in is made only for llm=replay")
+
+    served = select_llm("auto", replay=no_replay, replay_label="-", base_url="http://127.0.0.1:9/v1", model="qwen",
+                        max_tokens=512)  # nothing is called: the model is only configured
+    assert not served.replay and served.chat.openai_api_base == "http://127.0.0.1:9/v1"
+    assert served.tag == "http://127.0.0.1:9/v1|qwen|max_tokens=512"  # as the checkpoints were tagged before
+    assert served.label == "server http://127.0.0.1:9/v1 model 'qwen'"
+    with pytest.raises(ValueError, match="llm: 'gpt' is neither 'auto' nor 'replay'"):
+        select_llm("gpt", replay=no_replay, replay_label="-")
+
+
+def test_declaring_an_experiment_keeps_the_other_experiments_checkpoints():
+    """declared.py's checks import every experiment module; it is left out of the checkpoint digest, so
+    editing it (or the scale experiment it names) keeps the LLM rows of 03 and 04."""
+    from toolroute.experiments.checkpoint import module_files
+
+    for entry in ["toolroute.experiments.step_limits", "toolroute.experiments.ragas_eval"]:
+        files = {str(p).split("src/toolroute/")[-1] for p in module_files([entry, "toolroute.experiments.declared",
+                                                                           "toolroute.experiments.notebook"])}
+        assert "experiments/notebook.py" in files and entry.replace("toolroute.", "").replace(".", "/") + ".py" in files
+        assert not files & {"experiments/declared.py", "experiments/scale.py", "experiments/card_improvement.py",
+                            "pipeline.py", "cli.py"}
