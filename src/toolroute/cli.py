@@ -6,6 +6,7 @@ Every bad input ends in one message naming the file, line or id, and exit status
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import sys
 
@@ -16,6 +17,7 @@ from toolroute.queries import QueryFileError
 
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by SIGINT
 
 
 def _add_router_options(p: argparse.ArgumentParser) -> None:
@@ -217,14 +219,18 @@ def cmd_leakage(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from toolroute.pipeline import list_outputs, run_pipeline
+    from toolroute.pipeline import PipelineInterrupted, list_outputs, run_pipeline
 
     if args.list_outputs:
         print("\n".join(list_outputs(args.params)))
         return 0
     only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
-    run_dir = run_pipeline(args.params, run_id=args.run_id, resume=args.resume, stream_output=not args.quiet,
-                           only=only)
+    try:
+        run_dir = run_pipeline(args.params, run_id=args.run_id, resume=args.resume, stream_output=not args.quiet,
+                               only=only)
+    except PipelineInterrupted as exc:
+        print(f"stopped: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(f"run written to {run_dir}")
     return 0
 
@@ -337,6 +343,12 @@ def main(argv: list[str] | None = None) -> int:
     except (CatalogError, QueryFileError, ValueError, FileNotFoundError, ChromaUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("stopped (Ctrl-C)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `toolroute route --json | head`: the reader left; that is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
 
 
 if __name__ == "__main__":

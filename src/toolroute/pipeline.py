@@ -31,6 +31,10 @@ class PipelineError(ValueError):
     """A run that cannot start or that stopped; the message names the file, notebook or cell."""
 
 
+class PipelineInterrupted(PipelineError):
+    """Ctrl-C during a run: the manifest says `interrupted`, finished notebooks stay."""
+
+
 def load_params(path: str | Path) -> dict:
     path = Path(path)
     if not path.is_absolute() and not path.exists():
@@ -49,6 +53,19 @@ def load_params(path: str | Path) -> dict:
         raise PipelineError(f"{path}: unknown top-level keys {sorted(unknown)}")
     params["_path"] = str(path)
     return params
+
+
+def _type_problem(value, default) -> str | None:
+    """Why `value` cannot stand where the notebook's default `default` stands (None: it can).
+    Numbers mix (an int for a float); None on either side means anything goes."""
+    if value is None or default is None:
+        return None
+    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "a mapping"}
+    want = next((kind for t, kind in kinds.items() if isinstance(default, t)), None)
+    have = next((kind for t, kind in kinds.items() if isinstance(value, t)), type(value).__name__)
+    if want is None or want == have:
+        return None
+    return f"expected {want} like the notebook's default {default!r}, got {have} {value!r}"
 
 
 def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tuple[str, Path, dict, dict]]:
@@ -74,7 +91,12 @@ def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tup
             raise PipelineError(
                 f"{params['_path']}: notebook '{name}' has no parameter(s) {unknown}; it declares {sorted(inspected)}"
             )
-        plan.append((name, nb_path, given, {k: _literal(v["default"]) for k, v in inspected.items()}))
+        defaults = {k: _literal(v["default"]) for k, v in inspected.items()}
+        for key, value in given.items():
+            problem = _type_problem(value, defaults.get(key))
+            if problem:
+                raise PipelineError(f"{params['_path']}: notebook '{name}' parameter '{key}': {problem}")
+        plan.append((name, nb_path, given, defaults))
     return plan
 
 
@@ -296,6 +318,12 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
             raise PipelineError(
                 f"notebook '{name}' failed at cell {exc.exec_count}: {exc.ename}: {exc.evalue} "
                 f"(executed copy: {out_nb}; earlier outputs kept in {run_dir})"
+            ) from None
+        except KeyboardInterrupt:
+            entry.update(status="interrupted", seconds=round(time.perf_counter() - start, 1))
+            manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
+            raise PipelineInterrupted(
+                f"interrupted in notebook '{name}'; what finished is kept in {run_dir} (continue with --resume)"
             ) from None
         entry.update(status="ok", seconds=round(time.perf_counter() - start, 1))
         experiment = declared.find(name)

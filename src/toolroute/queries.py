@@ -34,7 +34,11 @@ def load_queries(path: str | Path, known_tools: Iterable[str] | None = None) -> 
         raise QueryFileError(f"{path}: no such query file")
     known = set(known_tools) if known_tools is not None else None
     rows, problems, seen = [], [], {}
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise QueryFileError(f"{path}: not UTF-8 text (byte {exc.start}): save the file as UTF-8") from None
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path}:{lineno}"

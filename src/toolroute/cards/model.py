@@ -177,7 +177,10 @@ def _pydantic_problems(err: ValidationError, where: str) -> list[str]:
 
 def _load_card_file(path: Path, root: Path) -> tuple[list[tuple[ToolCard, CardSource]], list[str]]:
     rel = str(path.relative_to(root.parent)) if root.parent in path.parents else str(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return [], [f"{rel}: not UTF-8 text (byte {exc.start}): save the file as UTF-8"]
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -291,6 +294,8 @@ def cards_from_openai_tools(path: str | Path) -> Catalog:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise CatalogError([f"{path} line {exc.lineno}: not valid JSON: {exc.msg}"]) from None
+    except UnicodeDecodeError as exc:
+        raise CatalogError([f"{path}: not UTF-8 text (byte {exc.start}): save the file as UTF-8"]) from None
     if not isinstance(data, list) or not data:
         raise CatalogError([f"{path}: expected a non-empty JSON list of OpenAI tool schemas"])
     catalog = Catalog(name=path.stem, cards={}, authored=False, origin=str(path.resolve()))
@@ -300,7 +305,13 @@ def cards_from_openai_tools(path: str | Path) -> Catalog:
         if not isinstance(fn, dict) or not fn.get("name"):
             problems.append(f"{path} item {i}: not an OpenAI tool schema (needs {{'type': 'function', 'function': {{'name', ...}}}})")
             continue
-        params = (fn.get("parameters") or {}).get("properties") or {}
+        parameters = fn.get("parameters") or {}
+        params = parameters.get("properties") if isinstance(parameters, dict) else None
+        if not isinstance(parameters, dict) or not isinstance(params or {}, dict):
+            problems.append(f"{path} item {i} ('{fn['name']}'): field 'parameters' must be a JSON schema object "
+                            f"with 'properties', got {type(parameters).__name__}")
+            continue
+        params = params or {}
         description = (fn.get("description") or "").strip() or fn["name"].replace("_", " ")
         try:
             card = ToolCard(name=fn["name"], purpose=description, tags=tuple(str(p) for p in params)[:12])
