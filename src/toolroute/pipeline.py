@@ -25,6 +25,11 @@ import yaml
 
 from toolroute.config import ROOT, llm_endpoint, results_dir
 from toolroute.experiments import declared
+from toolroute.experiments.notebook import LLM_CHOICES
+from toolroute.llm.server import healthy, runtime_problem
+import ast
+from toolroute.external.bfcl import SHA256, WHEEL
+from toolroute.llm.gguf import QWEN_1_5B, is_verified, model_dir
 
 
 class PipelineError(ValueError):
@@ -71,7 +76,7 @@ def _type_problem(value, default) -> str | None:
 def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tuple[str, Path, dict, dict]]:
     """Each notebook exists and every parameter it is given is declared in its `parameters` cell.
     The plan: (name, path, given parameters, declared defaults as values)."""
-    import papermill
+    import papermill  # heavy: only when notebooks run
 
     notebooks_dir = notebooks_dir or ROOT / "notebooks"
     plan = []
@@ -113,8 +118,6 @@ def preflight(params: dict, plan: list[tuple[str, Path, dict, dict]]) -> None:
     """Check what would fail late, before any notebook starts: each notebook's data selection
     (domains, task ids, scenario and question ids, splits) and the LLM it needs (a configured endpoint
     must answer; the embedded model needs its runtime)."""
-    from toolroute.experiments.notebook import LLM_CHOICES
-    from toolroute.llm.server import healthy, runtime_problem
 
     where = params["_path"]
     for name, _, given, defaults in plan:
@@ -143,7 +146,6 @@ def preflight(params: dict, plan: list[tuple[str, Path, dict, dict]]) -> None:
 
 def _literal(text: str):
     """A papermill-inspected default (Python source text) as a value."""
-    import ast
 
     try:
         return ast.literal_eval(text)
@@ -153,8 +155,6 @@ def _literal(text: str):
 
 def _models() -> dict[str, str]:
     """What identifies the models of a run: the GGUF's pinned sha256 and whether the cached file is verified."""
-    from toolroute.external.bfcl import SHA256, WHEEL
-    from toolroute.llm.gguf import QWEN_1_5B, is_verified, model_dir
 
     path = model_dir() / QWEN_1_5B.name
     return {"llm_gguf": QWEN_1_5B.name, "llm_gguf_sha256": QWEN_1_5B.sha256,
@@ -173,8 +173,8 @@ def _version(name: str) -> str:
 
 def export_html(notebook: Path, target: Path) -> Path:
     """The executed report notebook as HTML without code cells (figures embedded)."""
-    import nbformat
-    from nbconvert import HTMLExporter
+    import nbformat  # only when exporting HTML
+    from nbconvert import HTMLExporter  # only when exporting HTML
 
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
@@ -259,8 +259,8 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
     """Run the plan; `stream_output` also echoes what the notebooks print (their progress bars
     included) to this process's stdout/stderr, so a long notebook shows how far it is. `only`
     runs just those notebooks of the parameter set (the others' outputs in the run folder stay)."""
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
+    import papermill  # heavy: only when notebooks run
+    from papermill.exceptions import PapermillExecutionError  # heavy: only when notebooks run
 
     params = load_params(params_path)
     plan = check_notebooks(params, Path(notebooks_dir) if notebooks_dir else None)

@@ -42,6 +42,8 @@ from toolroute.agent.pack import DomainPack
 from toolroute.agent.rewriter import SHORT_TURN, rewrite
 from toolroute.config import max_turn_chars
 from toolroute.routing import Router
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.memory import InMemorySaver
 
 REFUSAL_INJECTION = "죄송합니다. 그 요청은 도와드릴 수 없습니다. 상담과 관련된 질문을 해 주시면 안내해 드리겠습니다."
 REFUSAL_OFF_DOMAIN = "죄송합니다. 저는 {domain} 상담만 도와드릴 수 있습니다. 관련된 질문을 해 주세요."
@@ -304,7 +306,7 @@ class Agent:
             return self._agent(state, config)
         except Exception as exc:  # noqa: BLE001 - a timeout or a dead server ends the turn, not the process
             endpoint = getattr(self.llm, "openai_api_base", None) or type(self.llm).__name__
-            return {"messages": [AIMessage(LLM_ERROR_ANSWER)], "error": f"LLM at {endpoint}: {type(exc).__name__}: {exc}"}
+            return {"messages": [AIMessage(LLM_ERROR_ANSWER)], "error": f"{type(exc).__name__}: {exc} (LLM at {endpoint})"}
 
     def route(self, state: AgentState, config: RunnableConfig) -> dict:
         """Route the rewritten turn once, before any LLM call: what a stream reports first."""
@@ -459,7 +461,6 @@ class Agent:
 
 def sqlite_checkpointer(path: str | Path):
     """A SQLite checkpointer for multi-turn memory (one thread per conversation)."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
 
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     return SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
@@ -469,7 +470,5 @@ def build_agent(pack: DomainPack, llm: Any, router: Router | None = None, gate: 
                 config: AgentConfig | None = None, checkpointer: Any = None) -> Agent:
     """The compiled graph for `pack`. Without a checkpointer, memory lives in this process only."""
     if checkpointer is None:
-        from langgraph.checkpoint.memory import InMemorySaver
-
         checkpointer = InMemorySaver()
     return Agent(pack, llm, router, gate, config or AgentConfig(), checkpointer).compile()

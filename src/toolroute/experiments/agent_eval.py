@@ -16,6 +16,11 @@ from typing import Any, Iterable
 import pandas as pd
 
 from toolroute.domains.insurance.scenarios import Scenario
+from tqdm.auto import tqdm
+import statistics
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from toolroute.agent.graph import Agent, AgentConfig
+from toolroute.llm.tokens import PromptCounter
 
 
 def _compact(text: str) -> str:
@@ -49,7 +54,6 @@ def score_turn(turn: Any, state: dict[str, Any]) -> dict[str, Any]:
 
 def run_scenarios(agent: Any, scenarios: Iterable[Scenario], progress: bool = True) -> pd.DataFrame:
     """Every scenario as one conversation (its own thread); one row per turn."""
-    from tqdm.auto import tqdm
 
     scenarios = list(scenarios)
     rows = []
@@ -99,12 +103,8 @@ def prompt_sizes(pack: Any, router: Any, queries: list[str]) -> dict[str, Any]:
     """Median prompt tokens (Qwen tokenizer and chat template) per query: no tools, the router's top-5
     (compact and full schemas), and all the pack's tools bound (one count: the same for every query
     up to the question)."""
-    import statistics
 
-    from langchain_core.utils.function_calling import convert_to_openai_tool
 
-    from toolroute.agent.graph import Agent, AgentConfig
-    from toolroute.llm.tokens import PromptCounter
 
     counter = PromptCounter()
     agent = Agent(pack, None, router, None, AgentConfig())

@@ -11,6 +11,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any, Iterable
+import ast
+import importlib.util
+import hashlib
+import pkgutil
+import sys
+import toolroute.domains
+from toolroute.config import ROOT
 
 
 class RowCheckpoint:
@@ -53,7 +60,6 @@ class RowCheckpoint:
 
 def _toolroute_imports(path: Path, module: str) -> set[str]:
     """Names of toolroute modules `path` imports anywhere (also inside functions), relative ones resolved."""
-    import ast
 
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: set[str] = set()
@@ -82,7 +88,6 @@ NOT_DIGESTED = frozenset({"toolroute.experiments.declared"})
 def module_files(entries: Iterable[str]) -> list[Path]:
     """The source files of `entries` and of every toolroute module they can import, transitively
     (except `NOT_DIGESTED`)."""
-    import importlib.util
 
     seen: set[str] = set()
     files: set[Path] = set()
@@ -115,12 +120,7 @@ def source_fingerprint(entries: Iterable[str] | None = None) -> str:
     those inside functions). Editing a module none of them imports (the card store, the scale
     experiment, the CLI, the experiments' declarations) keeps the rows. Data: every file under `toolcards/` and `data/`.
     """
-    import hashlib
-    import pkgutil
-    import sys
 
-    import toolroute.domains
-    from toolroute.config import ROOT
 
     if entries is None:
         entries = [m for m in list(sys.modules) if m == "toolroute" or m.startswith("toolroute.")]

@@ -64,26 +64,26 @@ class Experiment:
 # --- the checks before a run (each imports its experiment module only when it runs) ---------------------------
 
 def _check_step_limits(values: dict) -> None:
-    from toolroute.experiments.step_limits import check_parameters
+    from toolroute.experiments.step_limits import check_parameters  # loaded when its check runs: the declarations stay import-light
 
     check_parameters(values["domains"], values["caps"], values["top_ks"], values["task_ids"])
 
 
 def _check_ragas_eval(values: dict) -> None:
-    from toolroute.experiments.ragas_eval import build_items
+    from toolroute.experiments.ragas_eval import build_items  # loaded when its check runs: the declarations stay import-light
 
     build_items(values["scenario_ids"], values["rag_ids"], values["rag_limit"], values["query_split"],
                 values["query_limit"])
 
 
 def _check_scale(values: dict) -> None:
-    from toolroute.experiments.scale import check_parameters
+    from toolroute.experiments.scale import check_parameters  # loaded when its check runs: the declarations stay import-light
 
     check_parameters(values["sizes"], values["arms"], values["split"], values["bfcl_categories"], values["bfcl_arms"])
 
 
 def _check_card_improvement(values: dict) -> None:
-    from toolroute.experiments.card_improvement import check_parameters
+    from toolroute.experiments.card_improvement import check_parameters  # loaded when its check runs: the declarations stay import-light
 
     check_parameters(values["augment_splits"], values["rerank_split"])
 

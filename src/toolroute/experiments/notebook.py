@@ -14,6 +14,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from toolroute.experiments.declared import Experiment
+import warnings
+import pandas as pd
+from toolroute.embeddings import offline_env
+from toolroute.llm import chat_model, llm_config
 
 LLM_CHOICES = ("auto", "replay")
 
@@ -21,11 +25,8 @@ LLM_CHOICES = ("auto", "replay")
 def setup_notebook(experiment: Experiment, output_dir: str | Path, max_colwidth: int | None = None) -> Path:
     """Offline model settings, text progress bars, pandas display options; returns the notebook's output
     folder (`<output_dir>/<notebook>/`, created; `output_dir` itself for a notebook without a folder)."""
-    import warnings
 
-    import pandas as pd
 
-    from toolroute.embeddings import offline_env
 
     warnings.filterwarnings("ignore", message="IProgress not found")  # no ipywidgets: text progress bars
     offline_env()
@@ -75,8 +76,6 @@ def select_llm(llm: str, replay: Callable[[], Any], replay_label: str, base_url:
     if llm == "replay":
         selected = NotebookLLM(replay(), replay_label, "replay", max_tokens, 0.0)
     elif llm == "auto":
-        from toolroute.llm import chat_model, llm_config
-
         chat = chat_model(max_tokens=max_tokens, base_url=base_url, model=model)
         config = llm_config(base_url=base_url, model=model)
         label = f"{'embedded' if config.embedded else 'server'} {config.base_url} model {config.model!r}"

@@ -38,6 +38,12 @@ import numpy as np
 import pandas as pd
 
 from toolroute.config import ROOT
+from toolroute.rag.pdf import extract_pages
+from toolroute.domains.insurance.knowledge import strip_header
+from toolroute.config import data_dir
+from toolroute.chroma import open_client
+from toolroute.domains.insurance import knowledge
+from toolroute.domains.insurance.documents import build_documents
 
 __all__ = [
     "RagQuestion", "QuestionResult", "RAG_QA_PATH", "load_rag_qa", "check_questions", "is_hit", "evaluate",
@@ -111,7 +117,6 @@ def questions_table(questions: Sequence[RagQuestion]) -> pd.DataFrame:
 
 def page_texts(docs: Iterable[Any]) -> dict[str, dict[int, str]]:
     """{document: {page: text}} of DocumentInfos, as `check_questions` wants it."""
-    from toolroute.rag.pdf import extract_pages
 
     return {d.document: {p.page: p.text for p in extract_pages(d.path)} for d in docs}
 
@@ -133,7 +138,6 @@ def check_questions(questions: Iterable[RagQuestion], pages_by_doc: dict[str, di
 
 def is_hit(question: RagQuestion, document: str, page: int, page_end: int, text: str) -> bool:
     """The hit rule of the module docstring (text without its contextual header)."""
-    from toolroute.domains.insurance.knowledge import strip_header
 
     return (document == question.document and page <= question.page <= page_end
             and _compact(question.answer_contains) in _compact(strip_header(text)))
@@ -231,8 +235,6 @@ class CachingEmbedder:
 def sweep_client(path: str | Path | None = None):
     """A Chroma client of its own for sweeps (default `data_dir()/chroma-rag-sweep`), apart from the live
     stores' client; the sweep collections persist there, so a re-run embeds only what changed."""
-    from toolroute.config import data_dir
-    from toolroute.chroma import open_client
 
     return open_client(Path(path) if path is not None else data_dir() / "chroma-rag-sweep")
 
@@ -259,8 +261,6 @@ def sweep(chunk_sizes: Sequence[int], overlap: int, ks: Sequence[int], embedder:
     Returns a table (one row per chunk size and collection, plus an "all" row: chunks, hit@k, MRR,
     ingest and search seconds) and the per-question results by chunk size.
     """
-    from toolroute.domains.insurance import knowledge
-    from toolroute.domains.insurance.documents import build_documents
 
     keys = _keys(collections)
     questions = [q for q in (questions if questions is not None else load_rag_qa()) if q.collection in keys]
@@ -314,7 +314,6 @@ def documents_table(docs: Sequence[Any]) -> pd.DataFrame:
 def chunks_by_collection(docs: Iterable[Any], size: int, overlap: int,
                          collections: Iterable[str] | None = None) -> dict[str, list]:
     """The chunks of the documents as the ingest makes them ({collection key: chunks})."""
-    from toolroute.domains.insurance import knowledge
 
     pages = knowledge.document_pages(docs)
     return {key: knowledge.document_chunks(pages[key], size, overlap) for key in _keys(collections)}
@@ -324,7 +323,6 @@ def chunk_counts(docs: Sequence[Any], sizes: Sequence[int], overlap: int,
                  collections: Iterable[str] | None = None) -> pd.DataFrame:
     """Documents and chunks per chunk size and collection (the sweep's overlap rule), no embedding:
     deterministic for the same documents."""
-    from toolroute.domains.insurance import knowledge
 
     keys = _keys(collections)
     pages = knowledge.document_pages(docs)
@@ -353,7 +351,6 @@ def chunk_stats(lengths: pd.DataFrame) -> pd.DataFrame:
 
 def chunk_lengths(chunks_by_collection: dict[str, Sequence[Any]], header: bool = False) -> pd.DataFrame:
     """Characters per chunk (without the contextual header unless `header`), one row a chunk."""
-    from toolroute.domains.insurance.knowledge import strip_header
 
     rows = []
     for key, chunks in chunks_by_collection.items():
@@ -364,10 +361,10 @@ def chunk_lengths(chunks_by_collection: dict[str, Sequence[Any]], header: bool =
 
 
 def _plt():
-    import matplotlib
+    import matplotlib  # heavy: only when plotting
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: only when plotting
 
     return plt
 

@@ -40,6 +40,19 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 
 from toolroute.experiments.step_limits import flat  # noqa: F401 - list columns as JSON, for CSV
+from toolroute.domains.insurance.scenarios import load_scenarios
+from toolroute.domains.insurance.documents import build_documents
+from toolroute.domains.insurance.knowledge import strip_header
+from toolroute.experiments.rag_eval import chunks_by_collection, is_hit
+from toolroute.experiments.rag_eval import load_rag_qa
+from toolroute.queries import load_queries
+from toolroute.config import queries_path
+from toolroute.agent.pack import load_pack
+from types import SimpleNamespace
+from toolroute.experiments.step_limits import replay_llm as replay
+from tqdm.auto import tqdm
+from toolroute.experiments.checkpoint import RowCheckpoint
+from toolroute.embeddings import get_embedder
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
@@ -76,8 +89,6 @@ class EvalItem:
 
 
 def scenario_items(scenarios: Iterable[Any] | None = None, ids: Iterable[str] | None = None) -> list[EvalItem]:
-    from toolroute.domains.insurance.scenarios import load_scenarios
-
     scenarios = list(scenarios) if scenarios is not None else load_scenarios()
     if ids is not None:
         wanted = list(ids)
@@ -98,9 +109,6 @@ def scenario_items(scenarios: Iterable[Any] | None = None, ids: Iterable[str] | 
 def reference_chunks(questions: Sequence[Any], size: int = 500, overlap: int = 100,
                      docs: Sequence[Any] | None = None) -> dict[str, list[str]]:
     """Per RAG question, the text of every chunk (as ingested) that holds its answer."""
-    from toolroute.domains.insurance.documents import build_documents
-    from toolroute.domains.insurance.knowledge import strip_header
-    from toolroute.experiments.rag_eval import chunks_by_collection, is_hit
 
     chunks = chunks_by_collection(docs if docs is not None else build_documents(), size, overlap)
     out = {}
@@ -112,7 +120,6 @@ def reference_chunks(questions: Sequence[Any], size: int = 500, overlap: int = 1
 
 def rag_items(limit: int | None = None, path: str | Path | None = None) -> list[EvalItem]:
     """The RAG questions (every `len/limit`-th when limited, so both collections stay in)."""
-    from toolroute.experiments.rag_eval import load_rag_qa
 
     questions = _every_nth(load_rag_qa(path), limit)
     refs = reference_chunks(questions)
@@ -123,7 +130,6 @@ def rag_items(limit: int | None = None, path: str | Path | None = None) -> list[
 
 def query_items(path: str | Path, limit: int | None = None, known_tools: Iterable[str] | None = None) -> list[EvalItem]:
     """Rows of a routing eval split (every `len/limit`-th when limited); reference = tool names only."""
-    from toolroute.queries import load_queries
 
     queries = _every_nth(load_queries(path, known_tools), limit)
     return [EvalItem(kind="query", id=q.id, conversation=q.id, user=q.query, with_args=False,
@@ -136,7 +142,6 @@ def build_items(scenario_ids: Iterable[str] | None = None, rag_ids: Iterable[str
 
     `scenario_ids` / `rag_ids`: None = all (rag: `rag_limit` of them), [] = none; `query_split` "" = none.
     """
-    from toolroute.config import queries_path
 
     items = scenario_items(ids=scenario_ids) if scenario_ids is None or list(scenario_ids) else []
     if rag_ids is None:
@@ -152,7 +157,6 @@ def build_items(scenario_ids: Iterable[str] | None = None, rag_ids: Iterable[str
         path = queries_path("insurance", query_split)
         if not path.is_file():
             raise ValueError(f"query_split: no split {query_split!r} ({path} does not exist)")
-        from toolroute.agent.pack import load_pack
 
         items += query_items(path, query_limit, known_tools=load_pack("insurance").tool_names)
     if not items:
@@ -163,9 +167,7 @@ def build_items(scenario_ids: Iterable[str] | None = None, rag_ids: Iterable[str
 def replay_llm(items: Sequence[EvalItem]):
     """A chat model without a model, for smoke runs: it replays each item's gold calls (RAG questions
     search with the question) and answers with its facts (see `step_limits.replay_llm`)."""
-    from types import SimpleNamespace
 
-    from toolroute.experiments.step_limits import replay_llm as replay
 
     tasks = []
     for item in items:
@@ -197,7 +199,6 @@ def _every_nth(rows: Sequence[Any], limit: int | None) -> list[Any]:
 
 def retrieved_passages(tool_log: Iterable[dict[str, Any]]) -> list[str]:
     """The passage texts the RAG tools returned in a turn (contextual header removed), in order."""
-    from toolroute.domains.insurance.knowledge import strip_header
 
     out = []
     for entry in tool_log or []:
@@ -215,9 +216,7 @@ def run_items(agent: Any, items: Sequence[EvalItem], progress: bool = True, chec
     With `checkpoint` (a JSONL path) each finished turn is saved at once; a conversation whose turns
     were all saved under the same `checkpoint_tag` is taken from it, any other is run again from its
     first turn (its memory lived in the interrupted process)."""
-    from tqdm.auto import tqdm
 
-    from toolroute.experiments.checkpoint import RowCheckpoint
 
     saved = RowCheckpoint(checkpoint, ["kind", "id", "user"], checkpoint_tag)
     conversations: dict[str, list[EvalItem]] = {}
@@ -267,7 +266,7 @@ def _result_text(result: Any) -> str:
 def ragas_messages(user: str, tool_log: Iterable[dict[str, Any]], answer: str, with_args: bool = True) -> list:
     """The turn as RAGAS messages: the question, one AI message per tool call followed by its result,
     the answer. `with_args=False` drops arguments (for name-only scoring)."""
-    from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+    from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage  # heavy (~2 s): only when scoring
 
     messages: list = [HumanMessage(content=user)]
     for entry in tool_log or []:
@@ -279,7 +278,7 @@ def ragas_messages(user: str, tool_log: Iterable[dict[str, Any]], answer: str, w
 
 
 def reference_tool_calls(calls: Iterable[tuple[str, dict[str, Any]]], with_args: bool = True) -> list:
-    from ragas.messages import ToolCall
+    from ragas.messages import ToolCall  # heavy (~2 s): only when scoring
 
     return [ToolCall(name=name, args=dict(args) if with_args else {}) for name, args in calls]
 
@@ -301,7 +300,7 @@ def _legacy_context_metrics():
     """RAGAS 0.4.3 has the non-LLM context metrics only in the legacy API (collections lacks them)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        from ragas.metrics import NonLLMContextPrecisionWithReference, NonLLMContextRecall
+        from ragas.metrics import NonLLMContextPrecisionWithReference, NonLLMContextRecall  # heavy (~2 s): only when scoring
     return NonLLMContextPrecisionWithReference(), NonLLMContextRecall()
 
 
@@ -318,8 +317,8 @@ def score_without_llm(runs: pd.DataFrame, items: Sequence[EvalItem]) -> pd.DataF
 
 
 async def _score_without_llm(runs: pd.DataFrame, items: dict[str, EvalItem]) -> pd.DataFrame:
-    from ragas.dataset_schema import SingleTurnSample
-    from ragas.metrics.collections import CHRFScore, StringPresence, ToolCallAccuracy, ToolCallF1
+    from ragas.dataset_schema import SingleTurnSample  # heavy (~2 s): only when scoring
+    from ragas.metrics.collections import CHRFScore, StringPresence, ToolCallAccuracy, ToolCallF1  # heavy (~2 s): only when scoring
 
     accuracy, f1, presence, chrf = ToolCallAccuracy(), ToolCallF1(), StringPresence(), CHRFScore()
     precision, recall = _legacy_context_metrics()
@@ -360,9 +359,8 @@ class RagasEmbeddings:
     """Our embedder (e5-small by default) behind RAGAS' embedding interface, for AnswerRelevancy."""
 
     def __new__(cls, embedder: Any = None):
-        from ragas.embeddings.base import BaseRagasEmbedding
+        from ragas.embeddings.base import BaseRagasEmbedding  # heavy (~2 s): only when scoring
 
-        from toolroute.embeddings import get_embedder
 
         inner = embedder or get_embedder()
 
@@ -378,8 +376,8 @@ class RagasEmbeddings:
 
 def judge_llm(base_url: str, model: str, api_key: str = "local", timeout: float = 300.0, max_tokens: int = 1024):
     """A RAGAS LLM (instructor over an OpenAI-compatible server) for the judged metrics."""
-    from openai import AsyncOpenAI
-    from ragas.llms import llm_factory
+    from openai import AsyncOpenAI  # only with an LLM judge
+    from ragas.llms import llm_factory  # heavy (~2 s): only when scoring
 
     client = AsyncOpenAI(base_url=base_url, api_key=api_key or "local", timeout=timeout, max_retries=0)
     return llm_factory(model, client=client, temperature=0.0, max_tokens=max_tokens)
@@ -396,8 +394,7 @@ def score_with_llm(runs: pd.DataFrame, items: Sequence[EvalItem], llm: Any, embe
 
 
 async def _score_with_llm(runs, items, llm, embeddings, metrics, progress) -> pd.DataFrame:
-    from ragas.metrics.collections import AgentGoalAccuracyWithReference, AnswerRelevancy, Faithfulness
-    from tqdm.auto import tqdm
+    from ragas.metrics.collections import AgentGoalAccuracyWithReference, AnswerRelevancy, Faithfulness  # heavy (~2 s): only when scoring
 
     scorers: dict[str, Callable] = {}
     if "faithfulness" in metrics:
@@ -477,10 +474,10 @@ def summary_by_conversation(scores: pd.DataFrame) -> pd.DataFrame:
 
 def metric_plot(scores: pd.DataFrame, path: str | Path | None = None):
     """One panel per metric: the distribution per kind (dots) and its mean (bar)."""
-    import matplotlib
+    import matplotlib  # heavy: only when plotting
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: only when plotting
 
     cols = [m for m in metric_columns(scores) if pd.to_numeric(scores[m], errors="coerce").notna().any()]
     kinds = [k for k in KINDS if k in set(scores["kind"])]

@@ -20,6 +20,7 @@ import pandas as pd
 from toolroute.experiments import declared
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS, TOOLCARD_ABLATION,
                                             Experiment)
+from toolroute.experiments.step_limits import read_runs, verdict
 
 # Seed 002, section 5: 79 test queries (64 tool-call, 15 no-call), k=5; most were copied from its cards.
 SEED_FIGURES = {"hit@1": 0.969, "recall@5": 1.0, "mrr": 0.984, "no_call_accuracy": 0.80, "token_saving": 0.90}
@@ -138,7 +139,6 @@ def timings(run: RunOutputs) -> pd.DataFrame:
 
 def step_limit_verdict(run: RunOutputs, proposed: int = 3) -> list[str]:
     """The closing lines of the step-limit notebook, recomputed from its runs table."""
-    from toolroute.experiments.step_limits import read_runs, verdict
 
     path = run.run_dir / STEP_LIMITS.notebook / "runs.csv"
     if not path.is_file():
@@ -222,7 +222,7 @@ def section(run: RunOutputs, experiment: Experiment) -> list:
 
 def show(items: list) -> None:
     """Display a section's items in a notebook."""
-    from IPython.display import Image, Markdown, display
+    from IPython.display import Image, Markdown, display  # only inside a notebook
 
     for item in items:
         if isinstance(item, Path):

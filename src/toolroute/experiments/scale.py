@@ -27,6 +27,7 @@ from toolroute.external import bfcl
 from toolroute.chroma import open_client
 from toolroute.routing.router import ToolRouter
 from toolroute.routing import RouterConfig, build_router, default_dev_file, open_catalog
+from toolroute.routing import ARMS
 
 KS = (1, 3, 5, 10)
 EDIT_CARD = "premium_estimate"
@@ -36,7 +37,6 @@ EDIT_EXAMPLE = "이 상품 한 달에 얼마씩 내야 하는지 계산해 줘" 
 def check_parameters(sizes: Sequence[int], arms: Sequence[str], split: str, bfcl_categories: Sequence[str] = (),
                      bfcl_arms: Sequence[str] = ()) -> None:
     """What the notebook would fail on, checked before any model loads (ValueError naming the parameter)."""
-    from toolroute.routing import ARMS
 
     if not sizes or any(int(s) < 54 for s in sizes):
         raise ValueError(f"sizes: every size must be at least 54 (the insurance cards), got {list(sizes)}")
@@ -189,10 +189,10 @@ def run_bfcl_routing(arms: Sequence[str] = ("dense", "bm25", "hybrid"),
 
 def plot_scale(table: pd.DataFrame, path: str | Path | None = None):
     """Hit@1 / Recall@5 / no-call accuracy and latency against catalogue size (log x), per arm."""
-    import matplotlib
+    import matplotlib  # heavy: only when plotting
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: only when plotting
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     for arm, part in table.sort_values("size").groupby("arm", sort=False):

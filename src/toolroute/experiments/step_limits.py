@@ -41,6 +41,14 @@ import pandas as pd
 
 from toolroute.agent.pack import KNOWN_PACKS
 from toolroute.agent.tasks import Task, TaskDataError, load_tasks, tasks_path
+from toolroute.agent.pack import load_pack
+from toolroute.agent import AgentConfig, create_agent
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from tqdm.auto import tqdm
+from toolroute.experiments.checkpoint import RowCheckpoint
+from toolroute.llm import chat_model
 
 AgentFactory = Callable[[str, int], Any]  # (domain, top_k) -> toolroute.agent.Agent
 
@@ -85,8 +93,6 @@ def load_domain_tasks(domains: Sequence[str] | str, task_ids: Iterable[str] | No
     for domain in domains:
         tool_names = None
         if check_tools:
-            from toolroute.agent.pack import load_pack
-
             tool_names = load_pack(domain).tool_names
         try:
             out[domain] = load_tasks(domain, tool_names=tool_names)
@@ -117,7 +123,6 @@ def check_parameters(domains: Sequence[str] | str, caps: Sequence[int], top_ks: 
 
 def default_agent_factory(llm: Any) -> AgentFactory:
     """`create_agent` per domain with `llm`, conversations in memory only (no SQLite file written)."""
-    from toolroute.agent import AgentConfig, create_agent
 
     def factory(domain: str, top_k: int):
         return create_agent(domain, llm=llm, config=AgentConfig(top_k=top_k), memory_path=":memory:")
@@ -135,9 +140,6 @@ def replay_llm(tasks: dict[str, list[Task]] | Iterable[Task]):
     all run; nothing measures a model). Tokens are reported as 0. The task is found by its query in the
     turn's messages; a turn that is no task gets a plain answer.
     """
-    from langchain_core.language_models.chat_models import BaseChatModel
-    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-    from langchain_core.outputs import ChatGeneration, ChatResult
 
     if isinstance(tasks, dict):
         tasks = [t for ts in tasks.values() for t in ts]
@@ -236,16 +238,12 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
     With `checkpoint` (a JSONL path) every finished run is saved at once, and runs already saved
     under the same `checkpoint_tag` (say, the LLM) are taken from it instead of run again.
     """
-    from tqdm.auto import tqdm
 
-    from toolroute.experiments.checkpoint import RowCheckpoint
 
     caps, top_ks, tasks = check_parameters(domains, caps, top_ks, task_ids)
     saved = RowCheckpoint(checkpoint, ["domain", "task_id", "top_k", "cap", "query"], checkpoint_tag)
     if agent_factory is None:
         if llm is None:
-            from toolroute.llm import chat_model
-
             llm = chat_model()
         agent_factory = default_agent_factory(llm)
     total = sum(len(t) for t in tasks.values()) * len(caps) * len(top_ks)
@@ -449,10 +447,10 @@ def verdict(frame: pd.DataFrame, proposed: int = 3) -> list[str]:
 # --- figures ------------------------------------------------------------------------------------------------
 
 def _plt():
-    import matplotlib
+    import matplotlib  # heavy: only when plotting
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: only when plotting
 
     return plt
 

@@ -17,6 +17,7 @@ import httpx
 from toolroute.config import llm_endpoint, llm_limits
 from toolroute.llm.retry import AsyncRetryOnBusy, RetryOnBusy
 from toolroute.llm.server import LLMUnavailable, LocalLLMServer
+from toolroute.llm.gguf import QWEN_1_5B
 
 __all__ = ["LLMConfig", "LLMUnavailable", "chat_model", "llm_config", "shutdown_local_server"]
 
@@ -36,8 +37,6 @@ class LLMConfig:
     def identity(self) -> str:
         """What the answers depend on, stable across restarts (the embedded server's port is not)."""
         if self.embedded:
-            from toolroute.llm.gguf import QWEN_1_5B
-
             return f"embedded:{QWEN_1_5B.name}:{QWEN_1_5B.sha256[:12]}"
         return f"{self.base_url}|{self.model}"
 
@@ -67,7 +66,7 @@ def chat_model(temperature: float = 0.0, seed: int | None = DEFAULT_SEED, max_to
 
     Timeouts and retries come from the settings (10 s to connect, 120 s to read, one retry, and only
     on 429 and 5xx answers: a hung server is not waited for twice)."""
-    from langchain_openai import ChatOpenAI
+    from langchain_openai import ChatOpenAI  # heavy (~1 s): only when a chat model is made
 
     config = llm_config(base_url=base_url, model=model)
     limits = llm_limits()

@@ -145,7 +145,7 @@ def qwen_tools_handler(*, llama: Any, messages: list[dict[str, Any]], tools: lis
                        stop: Any = None, seed: int | None = None, max_tokens: int | None = None,
                        repeat_penalty: float = 1.1, model: str | None = None, **_: Any) -> Any:
     """The chat completion handler (llama-cpp-python's LlamaChatCompletionHandler protocol)."""
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter  # runs inside the LLM server process only
 
     if functions and not tools:
         tools = [{"type": "function", "function": f} for f in functions]

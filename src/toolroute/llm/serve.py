@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 from typing import Any
+from toolroute.llm.qwen_tools import HANDLER_NAME, qwen_tools_handler
 
 # --- the request fixes ------------------------------------------------------------------------------
 
@@ -73,11 +74,10 @@ class RequestFixMiddleware:
 # --- the child process --------------------------------------------------------------------------------
 
 def build_app(model_path: str, n_ctx: int, n_threads: int | None = None, alias: str = "local"):
-    from llama_cpp.llama_chat_format import LlamaChatCompletionHandlerRegistry
-    from llama_cpp.server.app import create_app
-    from llama_cpp.server.settings import ModelSettings, ServerSettings
+    from llama_cpp.llama_chat_format import LlamaChatCompletionHandlerRegistry  # runs inside the LLM server process only
+    from llama_cpp.server.app import create_app  # runs inside the LLM server process only
+    from llama_cpp.server.settings import ModelSettings, ServerSettings  # runs inside the LLM server process only
 
-    from toolroute.llm.qwen_tools import HANDLER_NAME, qwen_tools_handler
 
     LlamaChatCompletionHandlerRegistry().register_chat_completion_handler(HANDLER_NAME, qwen_tools_handler,
                                                                           overwrite=True)
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n-ctx", type=int, required=True)
     parser.add_argument("--alias", default="local")
     args = parser.parse_args(argv)
-    import uvicorn
+    import uvicorn  # runs inside the LLM server process only
 
     uvicorn.run(build_app(args.model, args.n_ctx, alias=args.alias), host=args.host, port=args.port,
                 log_level="warning")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import toolroute
+from toolroute.llm.gguf import ModelUnavailable, ensure_model
 
 DEFAULT_CTX = 8192  # tokens: 54 tool schemas never go in, the top-k few do
 
@@ -88,8 +89,6 @@ class LocalLLMServer:
         if problem:
             raise LLMUnavailable(problem)
         if self.model_path is None:
-            from toolroute.llm.gguf import ModelUnavailable, ensure_model
-
             try:
                 self.model_path = ensure_model()
             except ModelUnavailable as exc:

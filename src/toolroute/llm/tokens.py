@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from toolroute.llm.qwen_tools import normalize_messages
+from toolroute.llm.gguf import ensure_model
 
 
 @lru_cache(maxsize=2)
 def _vocab(model_path: str) -> Any:
-    from llama_cpp import Llama
+    from llama_cpp import Llama  # heavy: the tokenizer loads with the model, only when counting
 
     return Llama(model_path=model_path, vocab_only=True, verbose=False)
 
@@ -25,11 +26,9 @@ class PromptCounter:
     """Counts the tokens of a chat prompt exactly as the local server would build it."""
 
     def __init__(self, model_path: str | Path | None = None):
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter  # heavy: the tokenizer loads with the model, only when counting
 
         if model_path is None:
-            from toolroute.llm.gguf import ensure_model
-
             model_path = ensure_model()
         self.llama = _vocab(str(model_path))
         template = self.llama.metadata["tokenizer.chat_template"]

@@ -24,7 +24,7 @@ _CODE = re.compile(r"[A-Za-z]+\d+")
 
 @lru_cache(maxsize=1)
 def _kiwi():
-    from kiwipiepy import Kiwi
+    from kiwipiepy import Kiwi  # heavy: the Korean model loads in ~1.3 s, on first BM25 use
 
     return Kiwi()
 
