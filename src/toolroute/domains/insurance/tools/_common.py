@@ -369,7 +369,7 @@ def text_matches(tokens: list[str], *texts: str) -> bool:
     return all(token in haystack or token.replace(" ", "") in compact for token in tokens)
 
 
-# --- argument cleaning for args schemas (pydantic `mode="before"` validators) -----------------------
+# --- argument cleaning for args schemas (the field types of `schemas` run them before validation) -----
 # A tool's args schema must accept whatever an LLM or a user puts in a field ("모름", "", 3.5, a list,
 # a dict) without a ValidationError: these turn a raw value into the field's type, or None, so the
 # tool answers `needs_user_input` instead of raising.

@@ -15,10 +15,10 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from typing import Any, Iterable
+from typing import Annotated, Any, Iterable
 
 from langchain_core.tools import tool
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator
 
 from toolroute.domains.insurance import customers as db
 from toolroute.domains.insurance import reference as ref
@@ -52,7 +52,6 @@ from toolroute.domains.insurance.products import (
     normalize_sex,
 )
 from toolroute.domains.insurance.tools._common import (
-    clean_age,
     clean_text,
     clean_won,
     is_blank,
@@ -64,6 +63,7 @@ from toolroute.domains.insurance.tools._common import (
     won_text,
 )
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok, rejected
+from toolroute.domains.insurance.tools.schemas import Age, Text, Won, described
 
 VERDICT_COVERED = "보장 가능"
 VERDICT_REDUCED = "감액 지급"
@@ -231,22 +231,14 @@ def _parse_date(text: str | None) -> dt.date | None:
         return None
 
 
-def _text(value: Any) -> str | None:
-    return clean_text(value)
-
-
-def _age(value: Any) -> int | None:
-    return clean_age(value)
-
-
-def _won(value: Any) -> int | None:
-    return clean_won(value)
-
-
 def _sum_insured(value: Any) -> int | None:
     """A sum insured: below 1만원 it was said in 만원 ("3000", "5천" -> 3,000만원, 5,000만원), as agents say it."""
     won = clean_won(value, small_unit=10_000, below=10_000)
     return won * 10_000 if won is not None and won < 10_000 else won
+
+
+Days = Annotated[int | None, BeforeValidator(_clean_days)]
+SumInsured = Annotated[int | None, BeforeValidator(_sum_insured)]
 
 
 # --- argument schemas ------------------------------------------------------------------------------
@@ -256,9 +248,7 @@ _DAYS_DESC = "계약일부터 사고·진단일까지 지난 기간 (예: 30일,
 
 
 class _ProductArgs(BaseModel):
-    product: str | None = Field(default=None, description=_PRODUCT_DESC)
-
-    _product = field_validator("product", mode="before")(_text)
+    product: Text = described(_PRODUCT_DESC)
 
 
 class CoverageSummaryArgs(_ProductArgs):
@@ -266,73 +256,51 @@ class CoverageSummaryArgs(_ProductArgs):
 
 
 class CoverageDetailArgs(_ProductArgs):
-    coverage_type: str | None = Field(
-        default=None, description="자세히 볼 보장 종류 (예: 암, 갑상선암, 사망, 치아, 임플란트, 입원, 치매, 간병, 자기부담금)")
-
-    _coverage_type = field_validator("coverage_type", mode="before")(_text)
+    coverage_type: Text = described(
+        "자세히 볼 보장 종류 (예: 암, 갑상선암, 사망, 치아, 임플란트, 입원, 치매, 간병, 자기부담금)")
 
 
 class BenefitAmountArgs(_ProductArgs):
-    benefit: str | None = Field(default=None, description="금액을 알고 싶은 보장(급부) (예: 일반암 진단비, 갑상선암, 임플란트, 사망보험금)")
-    sum_insured: int | None = Field(default=None, description="가입금액 (예: 5000만원, 3천만원). 생략하면 기본플랜 기준")
-    plan: str | None = Field(default=None, description="플랜 설명 (예: 기본플랜, 가입금액 5천만원 플랜)")
-    age: int | None = Field(default=None, description="피보험자 나이(만 나이), 가입 나이 확인용")
-    days_since_contract: int | None = Field(default=None, description=_DAYS_DESC)
-
-    _benefit = field_validator("benefit", "plan", mode="before")(_text)
-    _sum = field_validator("sum_insured", mode="before")(_sum_insured)
-    _age = field_validator("age", mode="before")(_age)
-    _days = field_validator("days_since_contract", mode="before")(_clean_days)
+    benefit: Text = described("금액을 알고 싶은 보장(급부) (예: 일반암 진단비, 갑상선암, 임플란트, 사망보험금)")
+    sum_insured: SumInsured = described("가입금액 (예: 5000만원, 3천만원). 생략하면 기본플랜 기준")
+    plan: Text = described("플랜 설명 (예: 기본플랜, 가입금액 5천만원 플랜)")
+    age: Age = described("피보험자 나이(만 나이), 가입 나이 확인용")
+    days_since_contract: Days = described(_DAYS_DESC)
 
 
 class BenefitLimitArgs(_ProductArgs):
-    benefit: str | None = Field(default=None, description="한도를 알고 싶은 보장 (예: 임플란트, 재진단암, 입원일당, 벌금)")
-
-    _benefit = field_validator("benefit", mode="before")(_text)
+    benefit: Text = described("한도를 알고 싶은 보장 (예: 임플란트, 재진단암, 입원일당, 벌금)")
 
 
 class EventEligibilityArgs(_ProductArgs):
-    event: str | None = Field(
-        default=None, description="고객이 말한 사고·질병·치료 상황 (예: 가입 3개월 뒤 갑상선암 진단받고 수술함, 넘어져 팔이 부러짐)")
-    days_since_contract: int | None = Field(default=None, description=_DAYS_DESC)
-    kcd_code: str | None = Field(default=None, description="진단서의 질병분류코드(KCD)가 있으면 (예: C73, I63)")
-    contract_date: str | None = Field(default=None, description="계약일 (예: 2025-03-01). 경과일을 모를 때 사용")
-    event_date: str | None = Field(default=None, description="진단·사고일 (예: 2025-09-15). 생략하면 오늘 기준")
-
-    _texts = field_validator("event", "kcd_code", "contract_date", "event_date", mode="before")(_text)
-    _days = field_validator("days_since_contract", mode="before")(_clean_days)
+    event: Text = described(
+        "고객이 말한 사고·질병·치료 상황 (예: 가입 3개월 뒤 갑상선암 진단받고 수술함, 넘어져 팔이 부러짐)")
+    days_since_contract: Days = described(_DAYS_DESC)
+    kcd_code: Text = described("진단서의 질병분류코드(KCD)가 있으면 (예: C73, I63)")
+    contract_date: Text = described("계약일 (예: 2025-03-01). 경과일을 모를 때 사용")
+    event_date: Text = described("진단·사고일 (예: 2025-09-15). 생략하면 오늘 기준")
 
 
 class DefinitionArgs(BaseModel):
-    term: str | None = Field(default=None, description="정의를 알고 싶은 의학·보험 용어 (예: 유사암, 경도치매, 면책기간, 장기요양등급)")
-
-    _term = field_validator("term", mode="before")(_text)
+    term: Text = described("정의를 알고 싶은 의학·보험 용어 (예: 유사암, 경도치매, 면책기간, 장기요양등급)")
 
 
 class IcdArgs(BaseModel):
-    query: str | None = Field(default=None, description="KCD/ICD 코드 또는 병명 (예: C73, F01, I20.9, 갑상선암, 뇌경색)")
-
-    _query = field_validator("query", mode="before")(_text)
+    query: Text = described("KCD/ICD 코드 또는 병명 (예: C73, F01, I20.9, 갑상선암, 뇌경색)")
 
 
 class ConflictArgs(BaseModel):
-    situation: str | None = Field(
-        default=None, description="함께 청구하려는 보장들이나 상황 (예: 갑상선암 진단비와 암진단비, 같은 날 두 가지 수술)")
-    product: str | None = Field(default=None, description="특정 상품의 조건도 함께 볼 때 상품명 또는 상품코드 (선택)")
-
-    _texts = field_validator("situation", "product", mode="before")(_text)
+    situation: Text = described(
+        "함께 청구하려는 보장들이나 상황 (예: 갑상선암 진단비와 암진단비, 같은 날 두 가지 수술)")
+    product: Text = described("특정 상품의 조건도 함께 볼 때 상품명 또는 상품코드 (선택)")
 
 
 class RiderBundleArgs(_ProductArgs):
-    goal: str | None = Field(default=None, description="보장 목적 (예: 암 치료비 강화, 치아 임플란트 대비, 치매 간병, 입원·수술 위주)")
-    monthly_budget: int | None = Field(default=None, description="월 보험료 예산 (예: 월 5만원)")
-    age: int | None = Field(default=None, description="피보험자 나이(만 나이), 특약 보험료 계산용")
-    sex: str | None = Field(default=None, description="피보험자 성별: 남성 또는 여성, 특약 보험료 계산용")
-    payment_term: str | None = Field(default=None, description="납입기간 (예: 20년납, 전기납). 생략하면 기본 납입기간")
-
-    _texts = field_validator("goal", "sex", "payment_term", mode="before")(_text)
-    _budget = field_validator("monthly_budget", mode="before")(_won)
-    _age = field_validator("age", mode="before")(_age)
+    goal: Text = described("보장 목적 (예: 암 치료비 강화, 치아 임플란트 대비, 치매 간병, 입원·수술 위주)")
+    monthly_budget: Won = described("월 보험료 예산 (예: 월 5만원)")
+    age: Age = described("피보험자 나이(만 나이), 특약 보험료 계산용")
+    sex: Text = described("피보험자 성별: 남성 또는 여성, 특약 보험료 계산용")
+    payment_term: Text = described("납입기간 (예: 20년납, 전기납). 생략하면 기본 납입기간")
 
 
 # --- shared steps ----------------------------------------------------------------------------------

@@ -14,10 +14,10 @@ Which tool for which question:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.tools import tool
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator
 
 from toolroute.domains.insurance import products as catalog
 from toolroute.domains.insurance.products import Product
@@ -25,8 +25,6 @@ from toolroute.domains.insurance.tools._common import (
     age_rejection,
     check_age,
     clean_age,
-    clean_names,
-    clean_text,
     clean_won,
     join_age_text,
     money,
@@ -41,9 +39,9 @@ from toolroute.domains.insurance.tools._common import (
 )
 from toolroute.domains.insurance.tools.customer_db import categories_overlap
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok, rejected
+from toolroute.domains.insurance.tools.schemas import INSURED_AGE, Age, Names, Text, described
 
 PRODUCT_DESCRIPTION = "상품명 또는 상품코드 (예: 건강해지는종신보험, 실속치매보험, B003)"
-AGE_DESCRIPTION = "피보험자 나이(만 나이, 예: 55 또는 '55세')"
 SEX_DESCRIPTION = "피보험자 성별: 남성 또는 여성 (남/여, 아버지·어머니 같은 가족 호칭도 가능)"
 TERM_DESCRIPTION = "납입기간 (예: 10년납, 20년납, 전기납). 생략하면 상품의 기본 플랜 납입기간"
 ESTIMATE_NOTE = "기본 플랜 기준 예시 보험료이며, 실제 보험료는 가입금액·특약·심사 결과에 따라 달라질 수 있습니다."
@@ -69,10 +67,6 @@ SURRENDER_TYPE_TEXT = {
 
 # --- argument schemas ----------------------------------------------------------------------------
 
-def _field(description: str) -> Any:
-    return Field(default=None, description=description)
-
-
 def _clean_income(value: Any) -> int | None:
     """Annual income: a bare number below 100,000 is read in 만원 ('5000' = 5,000만원)."""
     return clean_won(value, small_unit=10_000, below=100_000)
@@ -89,74 +83,56 @@ def _clean_count(value: Any) -> int | None:
     return age if age is None or age >= 0 else None
 
 
-class _PersonArgs(BaseModel):
-    age: int | None = _field(AGE_DESCRIPTION)
-    sex: str | None = _field(SEX_DESCRIPTION)
+Income = Annotated[int | None, BeforeValidator(_clean_income)]
+Budget = Annotated[int | None, BeforeValidator(_clean_budget)]
+Count = Annotated[int | None, BeforeValidator(_clean_count)]
 
-    _age = field_validator("age", mode="before")(clean_age)
-    _sex = field_validator("sex", mode="before")(clean_text)
+
+class _PersonArgs(BaseModel):
+    age: Age = described(INSURED_AGE)
+    sex: Text = described(SEX_DESCRIPTION)
 
 
 class EstimateArgs(_PersonArgs):
-    product: str | None = _field(PRODUCT_DESCRIPTION + ". 여러 상품의 합계가 필요하면 쉼표로 나열")
-    payment_term: str | None = _field(TERM_DESCRIPTION)
-    riders: list[str] | None = _field("함께 넣을 특약명 또는 특약코드 목록 (예: ['재해사망 특약'])")
-
-    _texts = field_validator("product", "payment_term", mode="before")(clean_text)
-    _riders = field_validator("riders", mode="before")(clean_names)
+    product: Text = described(PRODUCT_DESCRIPTION + ". 여러 상품의 합계가 필요하면 쉼표로 나열")
+    payment_term: Text = described(TERM_DESCRIPTION)
+    riders: Names = described("함께 넣을 특약명 또는 특약코드 목록 (예: ['재해사망 특약'])")
 
 
 class CompareArgs(_PersonArgs):
-    products: list[str] | None = _field(
+    products: Names = described(
         "보험료를 비교할 상품명 또는 상품코드 2개 이상 (예: ['전에없던치매간병보험', '실속치매보험'])")
-    payment_term: str | None = _field("같은 납입기간으로 비교할 때 (예: 20년납). 없는 상품은 기본 플랜으로 계산")
-
-    _names = field_validator("products", mode="before")(clean_names)
-    _term = field_validator("payment_term", mode="before")(clean_text)
+    payment_term: Text = described("같은 납입기간으로 비교할 때 (예: 20년납). 없는 상품은 기본 플랜으로 계산")
 
 
 class ProductPersonArgs(_PersonArgs):
-    product: str | None = _field(PRODUCT_DESCRIPTION)
-    age: int | None = _field(AGE_DESCRIPTION + ". 주면 금액도 계산합니다")
-    sex: str | None = _field(SEX_DESCRIPTION + ". 주면 금액도 계산합니다")
-
-    _product = field_validator("product", mode="before")(clean_text)
+    product: Text = described(PRODUCT_DESCRIPTION)
+    age: Age = described(INSURED_AGE + ". 주면 금액도 계산합니다")
+    sex: Text = described(SEX_DESCRIPTION + ". 주면 금액도 계산합니다")
 
 
 class CycleArgs(ProductPersonArgs):
-    payment_term: str | None = _field(TERM_DESCRIPTION)
-
-    _term = field_validator("payment_term", mode="before")(clean_text)
+    payment_term: Text = described(TERM_DESCRIPTION)
 
 
 class AmountArgs(BaseModel):
-    annual_income: int | None = _field("연소득(원). '연봉 5천만원', '5000만원' 또는 만원 단위 숫자 5000도 가능")
-    goal: str | None = _field("보장 목적 (예: 사망보장, 암진단비, 뇌·심장 진단비, 치매·간병)")
-    product: str | None = _field(PRODUCT_DESCRIPTION + ". 주면 그 상품의 가입금액 한도 안으로 맞춥니다")
-
-    _income = field_validator("annual_income", mode="before")(_clean_income)
-    _texts = field_validator("goal", "product", mode="before")(clean_text)
+    annual_income: Income = described("연소득(원). '연봉 5천만원', '5000만원' 또는 만원 단위 숫자 5000도 가능")
+    goal: Text = described("보장 목적 (예: 사망보장, 암진단비, 뇌·심장 진단비, 치매·간병)")
+    product: Text = described(PRODUCT_DESCRIPTION + ". 주면 그 상품의 가입금액 한도 안으로 맞춥니다")
 
 
 class RenewalArgs(_PersonArgs):
-    product: str | None = _field("갱신형 상품명 또는 상품코드 (예: 첫날부터암보험, 든든한실버치아보험)")
-    age: int | None = _field("피보험자의 현재 나이(이미 가입한 계약이면 지금 나이)")
-    renewals: int | None = _field("보여줄 갱신 횟수 (생략하면 최대 갱신 나이까지)")
-
-    _product = field_validator("product", mode="before")(clean_text)
-    _renewals = field_validator("renewals", mode="before")(_clean_count)
+    product: Text = described("갱신형 상품명 또는 상품코드 (예: 첫날부터암보험, 든든한실버치아보험)")
+    age: Age = described("피보험자의 현재 나이(이미 가입한 계약이면 지금 나이)")
+    renewals: Count = described("보여줄 갱신 횟수 (생략하면 최대 갱신 나이까지)")
 
 
 class AffordabilityArgs(EstimateArgs):
-    monthly_budget: int | None = _field("월 보험료 예산(원). '월 5만원', '50000' 또는 만원 단위 숫자 5도 가능")
-
-    _budget = field_validator("monthly_budget", mode="before")(_clean_budget)
+    monthly_budget: Budget = described("월 보험료 예산(원). '월 5만원', '50000' 또는 만원 단위 숫자 5도 가능")
 
 
 class SurrenderArgs(CycleArgs):
-    years: int | None = _field("해지 시점: 계약 후 몇 년째인지 (예: 5, '10년'). 생략하면 예시 표 전체")
-
-    _years = field_validator("years", mode="before")(_clean_count)
+    years: Count = described("해지 시점: 계약 후 몇 년째인지 (예: 5, '10년'). 생략하면 예시 표 전체")
 
 
 # --- shared steps --------------------------------------------------------------------------------

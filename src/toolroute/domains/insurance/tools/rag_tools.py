@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, field_validator
 from toolroute.domains.insurance import knowledge
 from toolroute.domains.insurance.products import get_product, product_candidates
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok
+from toolroute.domains.insurance.tools.schemas import described
 
 DEFAULT_K = 3
 MAX_K = 10
@@ -44,8 +45,8 @@ def _parse_k(value: Any) -> Any:
 
 
 class _RagArgs(BaseModel):
-    query: str | None = Field(default=None, description="문서에서 찾을 내용 (한국어 질문이나 핵심어)")
-    product: str | None = Field(default=None, description="특정 상품으로 좁힐 때 상품명 또는 상품코드 (예: 첫날부터암보험, B001)")
+    query: str | None = described("문서에서 찾을 내용 (한국어 질문이나 핵심어)")
+    product: str | None = described("특정 상품으로 좁힐 때 상품명 또는 상품코드 (예: 첫날부터암보험, B001)")
     k: int = Field(default=DEFAULT_K, description=f"돌려받을 문단 수 (기본 {DEFAULT_K}, 최대 {MAX_K})")
 
     _k = field_validator("k", mode="before")(_parse_k)
@@ -57,17 +58,12 @@ class _RagArgs(BaseModel):
 
 
 class TermsArgs(_RagArgs):
-    query: str | None = Field(
-        default=None,
-        description="약관에서 찾을 내용 (예: 계약 부활 조건, 보험금을 지급하지 않는 사유, 계약 전 알릴 의무 위반)",
-    )
+    query: str | None = described("약관에서 찾을 내용 (예: 계약 부활 조건, 보험금을 지급하지 않는 사유, 계약 전 알릴 의무 위반)")
 
 
 class ProductInfoArgs(_RagArgs):
-    query: str | None = Field(
-        default=None,
-        description="상품요약서나 회사 정보에서 찾을 내용 (예: 가입 나이, 해약환급금 예시, 고객센터 번호, 지급여력비율)",
-    )
+    query: str | None = described(
+        "상품요약서나 회사 정보에서 찾을 내용 (예: 가입 나이, 해약환급금 예시, 고객센터 번호, 지급여력비율)")
 
 
 def _resolve(product: str | None):
