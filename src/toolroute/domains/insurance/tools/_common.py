@@ -4,10 +4,7 @@ Every tool takes user words (a product name or alias, "55세", "남성"/"아버�
 never raise on them: these helpers turn the words into values, or into the result the tool should
 return instead (`needs_user_input` / `not_found`, see `results.py`). The usual pattern:
 
-    missing = require(product=product, age=age, sex=sex)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product, age=age, sex=sex)  # blank arguments asked for, then the product
     if isinstance(found, dict):
         return found
 
@@ -285,6 +282,13 @@ def resolve_product(text: Any, field: str = "product") -> Product | dict[str, An
     result["ask"] = "판매 중인 상품명을 다시 확인해 주세요." + (
         f" 비슷한 상품: {', '.join(result['candidates'])}" if result.get("candidates") else "")
     return result
+
+
+def require_product(product: Any, ask: str | None = None, **others: Any) -> Product | dict[str, Any]:
+    """`require(ask, product=product, **others)`, then `resolve_product(product)`: the product named,
+    or the result to return (every blank argument asked for at once, or the product unknown/unclear)."""
+    missing = require(ask, product=product, **others)
+    return missing if missing else resolve_product(product)
 
 
 def resolve_products(values: Any, minimum: int = 2, field: str = "products") -> list[Product] | dict[str, Any]:

@@ -31,6 +31,7 @@ from toolroute.domains.insurance.tools._common import (
     josa,
     product_ref,
     require,
+    require_product,
     resolve_product,
     resolve_products,
 )
@@ -174,10 +175,7 @@ class MaskingArgs(BaseModel):
 def compliance_required_disclosure(product: str | None = None, channel: str | None = None) -> dict[str, Any]:
     """상품을 판매할 때 법적으로 반드시 설명해야 하는 중요사항(예금자보호, 청약철회, 알릴 의무, 갱신·면책·해약환급금 등)을
     상품 특성과 판매 채널에 맞춰 목록으로 알려줍니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     wanted_channel = None

@@ -24,6 +24,7 @@ from toolroute.domains.insurance import customers as db
 from toolroute.domains.insurance import reference as ref
 from toolroute.domains.insurance.coverage_match import (
     TYPE_CATEGORIES,
+    BenefitMatch,
     basis_coverage,
     codes_overlap,
     compact,
@@ -58,7 +59,7 @@ from toolroute.domains.insurance.tools._common import (
     josa,
     money,
     product_ref,
-    require,
+    require_product,
     resolve_product,
     won_text,
 )
@@ -305,10 +306,10 @@ class RiderBundleArgs(_ProductArgs):
 
 # --- shared steps ----------------------------------------------------------------------------------
 
-def _ask_benefit(product: Product, field_name: str, what: str) -> dict[str, Any]:
+def _ask_benefit(product: Product, what: str) -> dict[str, Any]:
     options = _coverage_options(product)
     ask = f"{product.name}의 어느 보장{what} 알려주세요. (보장: {', '.join(options)})"
-    return needs_user_input([field_name], ask, product=product.name, options=options)
+    return needs_user_input(["benefit"], ask, product=product.name, options=options)
 
 
 def _benefit_not_found(product: Product, text: str) -> dict[str, Any]:
@@ -318,6 +319,21 @@ def _benefit_not_found(product: Product, text: str) -> dict[str, Any]:
     result["product"] = product.name
     result["ask"] = f"{product.name}에는 '{text}'에 해당하는 보장이 없습니다. 보장 목록: {', '.join(options)}"
     return result
+
+
+def _product_and_benefit(product: str | None, benefit: str | None,
+                         what: str) -> tuple[Product, BenefitMatch] | dict[str, Any]:
+    """The product and the coverages (or riders) `benefit` names in it, or the result to return:
+    the product asked for or not found, the benefit asked for ("어느 보장{what} 알려주세요") or not found."""
+    p = require_product(product)
+    if isinstance(p, dict):
+        return p
+    if is_blank(benefit):
+        return _ask_benefit(p, what)
+    match = rank(p, benefit)
+    if not match.coverages and not match.riders:
+        return _benefit_not_found(p, benefit)
+    return p, match
 
 
 def _period_status(cov: Coverage, days: int | None, accidental: bool, amount: int) -> dict[str, Any]:
@@ -401,13 +417,9 @@ def coverage_summary(product: str | None = None) -> dict[str, Any]:
 def coverage_detail(product: str | None = None, coverage_type: str | None = None) -> dict[str, Any]:
     """상품의 보장 하나(암·갑상선암 진단, 사망, 치아·임플란트, 입원, 치매·간병 등)의 지급 조건, 한도, 면책·감액기간,
     관련 보장 제외 사항을 자세히 설명합니다. 금액만 필요하면 benefit_amount_lookup, 청구 절차는 claim_guide를 씁니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
-    if isinstance(found, dict):
-        return found
-    p = found
+    p = require_product(product)
+    if isinstance(p, dict):
+        return p
     if is_blank(coverage_type):
         # "보장 내용 자세히" without a coverage: every coverage in detail, with the product-level rules.
         details = [_coverage_full(c) for c in p.coverages]
@@ -485,18 +497,10 @@ def benefit_amount_lookup(
 ) -> dict[str, Any]:
     """보장(급부) 하나에서 지급되는 보험금 액수를 한 금액으로 알려줍니다(가입금액·계약 경과기간을 주면 그 기준, 감액기간이면 감액 금액).
     지급 조건이나 보장 구조 설명은 coverage_detail, 횟수·한도는 benefit_limit_rules를 씁니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = _product_and_benefit(product, benefit, "의 금액을 알고 싶으신지")
     if isinstance(found, dict):
         return found
-    p = found
-    if is_blank(benefit):
-        return _ask_benefit(p, "benefit", "의 금액을 알고 싶으신지")
-    match = rank(p, benefit)
-    if not match.coverages and not match.riders:
-        return _benefit_not_found(p, benefit)
+    p, match = found
 
     notes: list[str] = []
     if match.riders:
@@ -599,18 +603,10 @@ def benefit_amount_lookup(
 def benefit_limit_rules(product: str | None = None, benefit: str | None = None) -> dict[str, Any]:
     """보장별 지급 한도 규칙(연간·보험기간 중 횟수, 최대 개수·일수, 몇 년에 1회, 1회당 한도 금액)을 알려줍니다.
     한 번에 받는 금액만 궁금하면 benefit_amount_lookup을 씁니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = _product_and_benefit(product, benefit, "의 한도를 알고 싶으신지")
     if isinstance(found, dict):
         return found
-    p = found
-    if is_blank(benefit):
-        return _ask_benefit(p, "benefit", "의 한도를 알고 싶으신지")
-    match = rank(p, benefit)
-    if not match.coverages and not match.riders:
-        return _benefit_not_found(p, benefit)
+    p, match = found
     limits = []
     for cov in match.coverages:
         structured = _limit_lines(cov.limit)

@@ -31,6 +31,7 @@ from toolroute.domains.insurance.tools._common import (
     product_ref,
     renewal_text,
     require,
+    require_product,
     resolve_product,
     resolve_products,
     resolve_sex,
@@ -247,6 +248,21 @@ def _quote_named(product_text: str, age: int, sex: str, term: str | None,
     return items, None
 
 
+def _quotes_for(product: str | None, age: int | None, sex: str | None, term: str | None, riders: list[str] | None,
+                **required: Any) -> tuple[int, str, list[dict[str, Any]]] | dict[str, Any]:
+    """(age, sex, quotes of the named product or products), or the result to return: the blank
+    arguments asked for (product, `required`, age, sex), a bad age or sex, an unknown product or rider."""
+    missing = require(product=product, **required, age=age, sex=sex)
+    if missing:
+        return missing
+    person = _person(age, sex)
+    if isinstance(person, dict):
+        return person
+    age, sex = person
+    items, other = _quote_named(product, age, sex, term, riders)
+    return other if other is not None else (age, sex, items)
+
+
 def _strip(item: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k != "status"}
 
@@ -258,16 +274,10 @@ def premium_estimate(product: str | None = None, age: int | None = None, sex: st
                      payment_term: str | None = None, riders: list[str] | None = None) -> dict[str, Any]:
     """상품 하나의 월 보험료를 나이와 성별로 계산합니다(기본 플랜, 납입기간·특약 지정 가능). 여러 상품을
     나열하면 상품별 월 보험료와 합계를 돌려줍니다."""
-    missing = require(product=product, age=age, sex=sex)
-    if missing:
-        return missing
-    person = _person(age, sex)
-    if isinstance(person, dict):
-        return person
-    age, sex = person
-    items, other = _quote_named(product, age, sex, payment_term, riders)
-    if other is not None:
-        return other
+    quoted = _quotes_for(product, age, sex, payment_term, riders)
+    if isinstance(quoted, dict):
+        return quoted
+    age, sex, items = quoted
     if len(items) == 1:
         item = items[0]
         return {**item, "summary": f"{age}세 {sex} 기준 {_quote_line(item)}.", "note": ESTIMATE_NOTE}
@@ -491,13 +501,9 @@ def renewal_premium_projection(product: str | None = None, age: int | None = Non
                                renewals: int | None = None) -> dict[str, Any]:
     """갱신형 상품의 앞으로의 갱신 시점별 보험료 변화(갱신 나이, 월 보험료, 현재 대비 인상률, 예상 총 납입액)를
     최대 갱신 나이까지 시뮬레이션합니다. 비갱신형 상품은 보험료가 오르지 않는다고 알려줍니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
-    if isinstance(found, dict):
-        return found
-    p = found
+    p = require_product(product)
+    if isinstance(p, dict):
+        return p
     if not p.renewable:
         data: dict[str, Any] = {**product_ref(p), "renewable": False, "payment_terms": list(p.payment_terms)}
         person = _optional_person(age, sex)
@@ -564,16 +570,10 @@ def affordability_check(product: str | None = None, monthly_budget: int | None =
                         riders: list[str] | None = None) -> dict[str, Any]:
     """상품(또는 여러 상품의 합계) 월 보험료가 월 예산 안에 드는지 판정하고 남는 금액(또는 초과액)을 알려줍니다.
     예산을 넘으면 더 싼 납입기간이나 같은 종류의 더 저렴한 상품을 제안합니다."""
-    missing = require(product=product, monthly_budget=monthly_budget, age=age, sex=sex)
-    if missing:
-        return missing
-    person = _person(age, sex)
-    if isinstance(person, dict):
-        return person
-    age, sex = person
-    items, other = _quote_named(product, age, sex, payment_term, riders)
-    if other is not None:
-        return other
+    quoted = _quotes_for(product, age, sex, payment_term, riders, monthly_budget=monthly_budget)
+    if isinstance(quoted, dict):
+        return quoted
+    age, sex, items = quoted
     premium = sum(i["monthly_premium"] for i in items)
     headroom = monthly_budget - premium
     fits = headroom >= 0

@@ -34,6 +34,7 @@ from toolroute.domains.insurance.tools._common import (
     product_ref,
     renewal_text,
     require,
+    require_product,
     resolve_product,
     resolve_products,
     resolve_sex,
@@ -447,13 +448,9 @@ def _version_key(version: str) -> tuple[int, int]:
 def product_latest_version_check(product: str | None = None, version: str | None = None) -> dict[str, Any]:
     """고객이나 상담원이 가진 상품요약서의 버전(또는 작성일)이 그 상품의 최신 버전인지 현재 버전·작성일과
     비교해 알려줍니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
-    if isinstance(found, dict):
-        return found
-    p = found
+    p = require_product(product)
+    if isinstance(p, dict):
+        return p
     current = {"current_version": p.version, "summary_date": p.summary_date,
                "previous_versions": list(p.previous_versions)}
     if not version:

@@ -44,7 +44,7 @@ from toolroute.domains.insurance.tools._common import (
     money,
     product_ref,
     renewal_text,
-    require,
+    require_product,
     resolve_channel,
     resolve_product,
     resolve_sex,
@@ -621,11 +621,8 @@ def underwriting_precheck(
 ) -> dict[str, Any]:
     """나이·성별·병력(·직업)을 보고 이 사람이 상품에 가입할 수 있을지 사전 심사(가입 가능/조건부/거절 가능/연기)합니다.
     병력 없이 상품의 가입 나이·채널 규칙만 확인할 때는 이 도구가 아니라 eligibility_by_product_rule을 씁니다."""
-    missing = require(ask="사전 심사에 필요한 상품명·나이·성별·병력(없으면 '없음')을 알려주세요.",
-                      product=product, age=age, sex=sex, history=history)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product, ask="사전 심사에 필요한 상품명·나이·성별·병력(없으면 '없음')을 알려주세요.",
+                            age=age, sex=sex, history=history)
     if isinstance(found, dict):
         return found
     age_ok = _resolve_age(age, found)
@@ -715,10 +712,7 @@ def underwriting_precheck(
 @tool("underwriting_questions_generator", args_schema=ProductArgs)
 def underwriting_questions_generator(product: str | None = None) -> dict[str, Any]:
     """상품의 심사 유형(일반심사 / 간편고지 3.5.5)에 맞춰 청약 전에 고객에게 물어볼 계약 전 알릴 의무(고지) 질문을 만듭니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     kind = _uw_type(found)
@@ -746,10 +740,7 @@ def underwriting_questions_generator(product: str | None = None) -> dict[str, An
 @tool("underwriting_knockout_rules", args_schema=KnockoutArgs)
 def underwriting_knockout_rules(product: str | None = None, history: str | None = None) -> dict[str, Any]:
     """상품 가입을 바로 거절하거나 연기시키는 병력 조건(녹아웃 규칙)을 보여주고, 병력을 주면 해당하는 규칙을 찾습니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     rules = [_rule_view(r) for r in _rules_for(found)]
@@ -878,10 +869,7 @@ def underwriting_waiting_periods(
     product: str | None = None, coverage: str | None = None, contract_date: str | None = None
 ) -> dict[str, Any]:
     """상품(또는 보장)별 면책기간·감액기간과 보장개시일을 알려주고, 계약일을 주면 실제 날짜로 계산합니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     coverages = list(found.coverages)
@@ -950,10 +938,7 @@ def underwriting_waiting_periods(
 @tool("underwriting_exclusions", args_schema=ProductArgs)
 def underwriting_exclusions(product: str | None = None) -> dict[str, Any]:
     """상품이 보장하지 않는 사항(면책 사항·보장 제외)을 알려줍니다. 면책기간·감액기간은 underwriting_waiting_periods에서 봅니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     coverage_exclusions = []
@@ -981,10 +966,7 @@ def underwriting_limitations(
     sum_insured: int | None = None,
 ) -> dict[str, Any]:
     """상품의 최소·최대 가입금액(가입한도)을 알려주고, 직업을 주면 직업 등급별 한도·제한을 함께 보여줍니다. 보험료가 아니라 가입금액 한도입니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     if age is not None:
@@ -1219,10 +1201,7 @@ def underwriting_reinstatement_rule(
 @tool("underwriting_renewal_eligibility", args_schema=RenewalEligibilityArgs)
 def underwriting_renewal_eligibility(product: str | None = None, age: int | None = None) -> dict[str, Any]:
     """상품이 갱신형인지, 갱신 주기와 최대 갱신 나이, 주어진 나이에 갱신할 수 있는지 알려줍니다. 갱신 보험료는 underwriting_renewal_premium_notice에서 봅니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     if age is not None:
@@ -1269,10 +1248,7 @@ def underwriting_renewal_premium_notice(
 ) -> dict[str, Any]:
     """갱신형 상품의 다음 갱신 1회에 예상되는 월 보험료와 인상률(%)을 간단히 안내합니다.
     여러 번의 갱신에 걸친 보험료 추이(전체 경로)는 이 도구가 아니라 renewal_premium_projection을 씁니다."""
-    missing = require(product=product, age=age, sex=sex)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product, age=age, sex=sex)
     if isinstance(found, dict):
         return found
     impossible = check_age(age)
