@@ -48,11 +48,7 @@ class _ExclusionTrigger(BaseModel):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"pattern {value!r} is not a valid regular expression: {exc}") from exc
-        return value
+        return ref.valid_regex(value)
 
 
 class CoverageWords(BaseModel):

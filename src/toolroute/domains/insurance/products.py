@@ -257,12 +257,13 @@ class Product(_Model):
         # YAML reads an unquoted 2026-07-01 as a date; keep one plain-text form.
         return value.isoformat() if hasattr(value, "isoformat") else value
 
-    @field_validator("join_age_max")
+    @field_validator("join_age_max", "sum_insured_max")
     @classmethod
-    def _join_range(cls, value: int, info: ValidationInfo) -> int:
-        low = info.data.get("join_age_min")
+    def _max_not_below_min(cls, value: int, info: ValidationInfo) -> int:
+        low_field = info.field_name.replace("_max", "_min")
+        low = info.data.get(low_field)
         if low is not None and value < low:
-            raise ValueError(f"join_age_max {value} is below join_age_min {low}")
+            raise ValueError(f"{info.field_name} {value} is below {low_field} {low}")
         return value
 
     @field_validator("simplified_disclosure")
@@ -287,14 +288,6 @@ class Product(_Model):
             join_max = info.data.get("join_age_max")
             if join_max is not None and value <= join_max:
                 raise ValueError(f"max_renewal_age {value} must exceed join_age_max {join_max}")
-        return value
-
-    @field_validator("sum_insured_max")
-    @classmethod
-    def _sum_range(cls, value: int, info: ValidationInfo) -> int:
-        low = info.data.get("sum_insured_min")
-        if low is not None and value < low:
-            raise ValueError(f"sum_insured_max {value} is below sum_insured_min {low}")
         return value
 
     @field_validator("coverages")

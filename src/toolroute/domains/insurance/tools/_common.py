@@ -244,6 +244,17 @@ def resolve_sex(text: Any) -> str | dict[str, Any]:
     return sex
 
 
+def resolve_person(age: int, sex: Any) -> tuple[int, str] | dict[str, Any]:
+    """(age, '남성'/'여성'), or needs_user_input for an impossible age or an unclear sex."""
+    bad_age = check_age(age)
+    if bad_age:
+        return bad_age
+    sex_value = resolve_sex(sex)
+    if isinstance(sex_value, dict):
+        return sex_value
+    return age, sex_value
+
+
 def resolve_channel(text: Any) -> str | dict[str, Any]:
     """'TM' / 'CM' / '대면' from the ways people say them; else needs_user_input for channel."""
     channel = normalize_channel(str(text)) if text is not None else None

@@ -23,7 +23,6 @@ from toolroute.domains.insurance import products as catalog
 from toolroute.domains.insurance.products import Product
 from toolroute.domains.insurance.tools._common import (
     age_rejection,
-    check_age,
     clean_age,
     clean_won,
     join_age_text,
@@ -32,9 +31,9 @@ from toolroute.domains.insurance.tools._common import (
     renewal_text,
     require,
     require_product,
+    resolve_person,
     resolve_product,
     resolve_products,
-    resolve_sex,
     split_names,
     won_text,
 )
@@ -140,22 +139,23 @@ class SurrenderArgs(CycleArgs):
 
 
 
-def _person(age: int | None, sex: str | None) -> tuple[int, str] | dict[str, Any]:
-    """(age, '남성'/'여성') or the result to return; age and sex must not be blank."""
-    bad_age = check_age(age)
-    if bad_age:
-        return bad_age
-    sex_value = resolve_sex(sex)
-    if isinstance(sex_value, dict):
-        return sex_value
-    return age, sex_value
-
-
 def _optional_person(age: int | None, sex: str | None) -> tuple[int, str] | dict[str, Any] | None:
-    """Like `_person` when both are given; None when either is missing (the figures are optional)."""
+    """Like `resolve_person` when both are given; None when either is missing (the figures are optional)."""
     if age is None or sex is None:
         return None
-    return _person(age, sex)
+    return resolve_person(age, sex)
+
+
+def _product_and_person(product: str | None, age: int | None,
+                        sex: str | None) -> tuple[Product, tuple[int, str] | None] | dict[str, Any]:
+    """The product and the person (None unless both age and sex are given), or the result to return."""
+    found = resolve_product(product)
+    if isinstance(found, dict):
+        return found
+    person = _optional_person(age, sex)
+    if isinstance(person, dict):
+        return person
+    return found, person
 
 
 def _term(product: Product, text: str | None) -> str | dict[str, Any]:
@@ -255,7 +255,7 @@ def _quotes_for(product: str | None, age: int | None, sex: str | None, term: str
     missing = require(product=product, **required, age=age, sex=sex)
     if missing:
         return missing
-    person = _person(age, sex)
+    person = resolve_person(age, sex)
     if isinstance(person, dict):
         return person
     age, sex = person
@@ -301,7 +301,7 @@ def premium_compare(products: list[str] | None = None, age: int | None = None, s
     missing = require(products=products, age=age, sex=sex)
     if missing:
         return missing
-    person = _person(age, sex)
+    person = resolve_person(age, sex)
     if isinstance(person, dict):
         return person
     age, sex = person
@@ -354,13 +354,10 @@ def _price_ref(item: dict[str, Any]) -> dict[str, Any]:
 def plan_options(product: str | None = None, age: int | None = None, sex: str | None = None) -> dict[str, Any]:
     """상품에서 고를 수 있는 납입 플랜(10년납, 20년납, 전기납 등 납입기간)과 납입기간에 따라 월 보험료가
     어떻게 달라지는지(기본 플랜 대비 배율, 나이·성별을 주면 금액과 총 납입액)를 보여줍니다."""
-    found = resolve_product(product)
+    found = _product_and_person(product, age, sex)
     if isinstance(found, dict):
         return found
-    p = found
-    person = _optional_person(age, sex)
-    if isinstance(person, dict):
-        return person
+    p, person = found
     if person is not None and not p.join_age_min <= person[0] <= p.join_age_max:
         return age_rejection(p, person[0])
     base = p.premium.base_payment_term
@@ -515,7 +512,7 @@ def renewal_premium_projection(product: str | None = None, age: int | None = Non
     if missing:
         missing.setdefault("known", {}).update(product_ref(p))
         return missing
-    person = _person(age, sex)
+    person = resolve_person(age, sex)
     if isinstance(person, dict):
         return person
     age, sex = person
@@ -634,13 +631,10 @@ def payment_cycle_options(product: str | None = None, age: int | None = None, se
                           payment_term: str | None = None) -> dict[str, Any]:
     """상품의 보험료 납입주기(월납, 연납, 일시납 등) 선택지를 알려주고, 나이와 성별을 주면 주기별 1회 납입액을
     계산합니다."""
-    found = resolve_product(product)
+    found = _product_and_person(product, age, sex)
     if isinstance(found, dict):
         return found
-    p = found
-    person = _optional_person(age, sex)
-    if isinstance(person, dict):
-        return person
+    p, person = found
     monthly = None
     term = None
     if person is not None:
@@ -694,13 +688,10 @@ def surrender_value_explain(product: str | None = None, years: int | None = None
                             sex: str | None = None, payment_term: str | None = None) -> dict[str, Any]:
     """상품의 해약환급금 규칙(표준형·저해지·무해지 유형 설명과 경과연도별 환급률 예시)을 설명하고, 나이·성별을
     주면 낸 보험료와 예상 해약환급금을 계산합니다."""
-    found = resolve_product(product)
+    found = _product_and_person(product, age, sex)
     if isinstance(found, dict):
         return found
-    p = found
-    person = _optional_person(age, sex)
-    if isinstance(person, dict):
-        return person
+    p, person = found
     if years is not None and years > 100:
         return needs_user_input(["years"], "해지 시점을 계약 후 몇 년째인지(예: 5년) 다시 알려주세요.",
                                 **product_ref(p), given=years)

@@ -35,9 +35,9 @@ from toolroute.domains.insurance.tools._common import (
     renewal_text,
     require,
     require_product,
+    resolve_person,
     resolve_product,
     resolve_products,
-    resolve_sex,
     text_matches,
     won_text,
 )
@@ -163,12 +163,10 @@ def _optional_age_sex(product: Product, age: int | None, sex: str | None
         return None, None, None, None
     if age is None or sex is None:
         return None, None, None, "나이와 성별을 모두 알려주시면 월 보험료(추가액)도 계산해 드립니다."
-    bad_age = check_age(age)
-    if bad_age:
-        return None, None, bad_age, None
-    sex_value = resolve_sex(sex)
-    if isinstance(sex_value, dict):
-        return None, None, sex_value, None
+    person = resolve_person(age, sex)
+    if isinstance(person, dict):
+        return None, None, person, None
+    age, sex_value = person
     if not product.join_age_min <= age <= product.join_age_max:
         return None, None, age_rejection(product, age), None
     return age, sex_value, None, None
@@ -362,13 +360,10 @@ def product_compare(products: list[str] | None = None, age: int | None = None,
     premium_note = None
     sex_value = None
     if age is not None and sex is not None:
-        bad_age = check_age(age)
-        if bad_age:
-            return bad_age
-        resolved_sex = resolve_sex(sex)
-        if isinstance(resolved_sex, dict):
-            return resolved_sex
-        sex_value = resolved_sex
+        person = resolve_person(age, sex)
+        if isinstance(person, dict):
+            return person
+        age, sex_value = person
     elif age is not None or sex is not None:
         premium_note = "나이와 성별을 모두 알려주시면 같은 조건의 월 보험료도 비교해 드립니다."
 

@@ -46,6 +46,7 @@ from toolroute.domains.insurance.tools._common import (
     renewal_text,
     require_product,
     resolve_channel,
+    resolve_person,
     resolve_product,
     resolve_sex,
     won_text,
@@ -1251,12 +1252,10 @@ def underwriting_renewal_premium_notice(
     found = require_product(product, age=age, sex=sex)
     if isinstance(found, dict):
         return found
-    impossible = check_age(age)
-    if impossible:
-        return impossible
-    sex_value = resolve_sex(sex)
-    if isinstance(sex_value, dict):
-        return sex_value
+    person = resolve_person(age, sex)
+    if isinstance(person, dict):
+        return person
+    age, sex_value = person
     if not found.renewable:
         return rejected(f"{found.name}은(는) 비갱신형이라 갱신에 따른 보험료 인상이 없습니다.",
                         **product_ref(found), renewable=False, coverage_period=found.coverage_period)
