@@ -147,6 +147,11 @@ class Faq(_Model):
     answer: str
 
 
+def _check_increasing(values: list[int], what: str) -> None:
+    if values != sorted(set(values)):
+        raise ValueError(f"{what} must be strictly increasing")
+
+
 class SurrenderExample(_Model):
     year: int = Field(ge=0)
     ratio: float = Field(ge=0)  # refund / premiums paid so far
@@ -160,9 +165,7 @@ class Surrender(_Model):
     @field_validator("examples")
     @classmethod
     def _years_increase(cls, examples: list[SurrenderExample]) -> list[SurrenderExample]:
-        years = [e.year for e in examples]
-        if years != sorted(set(years)):
-            raise ValueError("years must be strictly increasing")
+        _check_increasing([e.year for e in examples], "years")
         return examples
 
 
@@ -183,9 +186,7 @@ class PremiumTable(_Model):
     @field_validator("anchors")
     @classmethod
     def _ages_increase(cls, anchors: list[PremiumAnchor]) -> list[PremiumAnchor]:
-        ages = [a.age for a in anchors]
-        if ages != sorted(set(ages)):
-            raise ValueError("anchor ages must be strictly increasing")
+        _check_increasing([a.age for a in anchors], "anchor ages")
         return anchors
 
     @model_validator(mode="after")

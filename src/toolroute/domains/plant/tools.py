@@ -24,7 +24,7 @@ from toolroute.domains.insurance.tools.results import needs_user_input, not_foun
 from toolroute.domains.plant import TOOL_NAMES
 from toolroute.domains.plant import documents as docs
 from toolroute.domains.plant import records
-from toolroute.domains.plant.graph import MAX_DEPTH, RELATIONS, compact, load_graph, parse_relation
+from toolroute.domains.plant.graph import MAX_DEPTH, RELATIONS, EquipmentGraph, compact, load_graph, parse_relation
 
 DEFAULT_K = 3
 MAX_K = 8
@@ -218,6 +218,17 @@ def search_documents(query: str | None = None, equipment_id: str | None = None, 
     )
 
 
+def _graph_node(graph: EquipmentGraph, field: str, text: str) -> str | dict[str, Any]:
+    """The graph node `text` names, or the result to return (several candidates, or none)."""
+    found = graph.resolve(text)
+    if found.candidates:
+        return needs_user_input([field], f"'{str(text).strip()}'에 해당하는 대상이 여러 개입니다. 어느 것인지 알려주세요.",
+                                candidates=[graph.node_dict(c) for c in found.candidates])
+    if found.node is None:
+        return not_found("entity", str(text).strip(), found.suggestions)
+    return found.node
+
+
 @tool("query_knowledge_graph", args_schema=KnowledgeGraphArgs)
 def query_knowledge_graph(entity: str | None = None, relation: str | None = None, depth: int = DEFAULT_DEPTH,
                           target: str | None = None) -> dict[str, Any]:
@@ -227,27 +238,20 @@ def query_knowledge_graph(entity: str | None = None, relation: str | None = None
     graph = load_graph()
     if _blank(entity):
         return needs_user_input(["entity"], "조회할 설비, 부품, 알람 코드 등을 알려주세요. (예: CNC-001, E-042, CP-007)")
-    found = graph.resolve(entity)
-    if found.candidates:
-        return needs_user_input(["entity"], f"'{str(entity).strip()}'에 해당하는 대상이 여러 개입니다. 어느 것인지 알려주세요.",
-                                candidates=[graph.node_dict(c) for c in found.candidates])
-    if found.node is None:
-        return not_found("entity", str(entity).strip(), found.suggestions)
-    start = found.node
+    start = _graph_node(graph, "entity", entity)
+    if isinstance(start, dict):
+        return start
     rel = parse_relation(relation)
     if rel is False:
         return not_found("relation", str(relation).strip(), [f"{r}({ko})" for r, ko in RELATIONS.items()])
     if not _blank(target):
-        end = graph.resolve(target)
-        if end.candidates:
-            return needs_user_input(["target"], f"'{str(target).strip()}'에 해당하는 대상이 여러 개입니다. 어느 것인지 알려주세요.",
-                                    candidates=[graph.node_dict(c) for c in end.candidates])
-        if end.node is None:
-            return not_found("entity", str(target).strip(), end.suggestions)
-        steps = graph.path(start, end.node) or []
+        end = _graph_node(graph, "target", target)
+        if isinstance(end, dict):
+            return end
+        steps = graph.path(start, end) or []
         nodes = [start] + [b for _, _, b, _ in steps]
         return ok(
-            entity=graph.node_dict(start), target=graph.node_dict(end.node), connected=bool(steps) or start == end.node,
+            entity=graph.node_dict(start), target=graph.node_dict(end), connected=bool(steps) or start == end,
             path=nodes, path_text=graph.path_text(steps) or graph.label(start),
             edges=[{"source": a if fwd else b, "relation": r, "relation_ko": RELATIONS[r], "target": b if fwd else a}
                    for a, r, b, fwd in steps],

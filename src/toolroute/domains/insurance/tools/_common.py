@@ -162,18 +162,6 @@ def parse_age(value: Any) -> int | None:
     return None
 
 
-def parse_int(value: Any) -> int | None:
-    """An int from 3, '3', '3회', '3번'; None otherwise."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return int(value)
-    if isinstance(value, str):
-        match = re.search(r"\d+", value)
-        return int(match.group()) if match else None
-    return None
-
-
 def parse_bool(value: Any) -> bool | None:
     """True/False from bools and yes/no words (예, 아니오, 간편, 일반 …); None when unclear."""
     if value is None or isinstance(value, bool):

@@ -167,6 +167,18 @@ def _term(product: Product, text: str | None) -> str | dict[str, Any]:
     return term
 
 
+def _priced(product: Product, person: tuple[int, str], term_text: str | None) -> tuple[str, int] | dict[str, Any]:
+    """(payment term, monthly premium of the base plan) for the person, or the result to return
+    (an age outside the join ages, a payment term the product does not have)."""
+    age, sex = person
+    if not product.join_age_min <= age <= product.join_age_max:
+        return age_rejection(product, age)
+    term = _term(product, term_text)
+    if isinstance(term, dict):
+        return term
+    return term, catalog.monthly_premium(product, age, sex, payment_term=term)
+
+
 def _payment_years(product: Product, term: str, age: int | None) -> int | None:
     """Years of paying for `term`: 'N년납' -> N; 전기납 -> the renewal period, 'N년만기' or 'N세만기' - age."""
     match = re.fullmatch(r"(\d+)년납", term)
@@ -638,12 +650,10 @@ def payment_cycle_options(product: str | None = None, age: int | None = None, se
     monthly = None
     term = None
     if person is not None:
-        if not p.join_age_min <= person[0] <= p.join_age_max:
-            return age_rejection(p, person[0])
-        term = _term(p, payment_term)
-        if isinstance(term, dict):
-            return term
-        monthly = catalog.monthly_premium(p, person[0], person[1], payment_term=term)
+        priced = _priced(p, person, payment_term)
+        if isinstance(priced, dict):
+            return priced
+        term, monthly = priced
     cycles = []
     for cycle in p.payment_cycles:
         months = CYCLE_MONTHS[cycle]
@@ -697,12 +707,10 @@ def surrender_value_explain(product: str | None = None, years: int | None = None
                                 **product_ref(p), given=years)
     monthly = term = pay_years = None
     if person is not None:
-        if not p.join_age_min <= person[0] <= p.join_age_max:
-            return age_rejection(p, person[0])
-        term = _term(p, payment_term)
-        if isinstance(term, dict):
-            return term
-        monthly = catalog.monthly_premium(p, person[0], person[1], payment_term=term)
+        priced = _priced(p, person, payment_term)
+        if isinstance(priced, dict):
+            return priced
+        term, monthly = priced
         pay_years = _payment_years(p, term, person[0])
 
     def row(year: int, ratio: float) -> dict[str, Any]:
