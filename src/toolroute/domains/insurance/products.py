@@ -152,6 +152,14 @@ def _check_increasing(values: list[int], what: str) -> None:
         raise ValueError(f"{what} must be strictly increasing")
 
 
+def _check_given_iff(value: Any, flag: bool | None, if_missing: str, if_given: str) -> None:
+    """A field that must be given when `flag` is True and must not be when it is False."""
+    if flag is True and value is None:
+        raise ValueError(if_missing)
+    if flag is False and value is not None:
+        raise ValueError(if_given)
+
+
 class SurrenderExample(_Model):
     year: int = Field(ge=0)
     ratio: float = Field(ge=0)  # refund / premiums paid so far
@@ -270,21 +278,16 @@ class Product(_Model):
     @field_validator("simplified_disclosure")
     @classmethod
     def _disclosure_iff_simplified(cls, value: SimplifiedDisclosure | None, info: ValidationInfo):
-        simplified = info.data.get("simplified_underwriting")
-        if simplified is True and value is None:
-            raise ValueError("a simplified-underwriting product needs its disclosure questions")
-        if simplified is False and value is not None:
-            raise ValueError("only simplified-underwriting products have simplified_disclosure")
+        _check_given_iff(value, info.data.get("simplified_underwriting"),
+                         "a simplified-underwriting product needs its disclosure questions",
+                         "only simplified-underwriting products have simplified_disclosure")
         return value
 
     @field_validator("renewal_period_years", "max_renewal_age")
     @classmethod
     def _renewal_fields(cls, value: int | None, info: ValidationInfo):
-        renewable = info.data.get("renewable")
-        if renewable is True and value is None:
-            raise ValueError("required for a renewable product")
-        if renewable is False and value is not None:
-            raise ValueError("only renewable products have it")
+        _check_given_iff(value, info.data.get("renewable"), "required for a renewable product",
+                         "only renewable products have it")
         if info.field_name == "max_renewal_age" and value is not None:
             join_max = info.data.get("join_age_max")
             if join_max is not None and value <= join_max:

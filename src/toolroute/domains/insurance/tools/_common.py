@@ -243,6 +243,12 @@ def resolve_person(age: int, sex: Any) -> tuple[int, str] | dict[str, Any]:
     return age, sex_value
 
 
+def require_person(age: Any, sex: Any, **others: Any) -> tuple[int, str] | dict[str, Any]:
+    """`require(**others, age=age, sex=sex)`, then `resolve_person(age, sex)`: (age, sex), or the result to return."""
+    missing = require(**others, age=age, sex=sex)
+    return missing if missing else resolve_person(age, sex)
+
+
 def resolve_channel(text: Any) -> str | dict[str, Any]:
     """'TM' / 'CM' / '대면' from the ways people say them; else needs_user_input for channel."""
     channel = normalize_channel(str(text)) if text is not None else None

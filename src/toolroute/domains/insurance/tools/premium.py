@@ -30,6 +30,7 @@ from toolroute.domains.insurance.tools._common import (
     product_ref,
     renewal_text,
     require,
+    require_person,
     require_product,
     resolve_person,
     resolve_product,
@@ -264,10 +265,7 @@ def _quotes_for(product: str | None, age: int | None, sex: str | None, term: str
                 **required: Any) -> tuple[int, str, list[dict[str, Any]]] | dict[str, Any]:
     """(age, sex, quotes of the named product or products), or the result to return: the blank
     arguments asked for (product, `required`, age, sex), a bad age or sex, an unknown product or rider."""
-    missing = require(product=product, **required, age=age, sex=sex)
-    if missing:
-        return missing
-    person = resolve_person(age, sex)
+    person = require_person(age, sex, product=product, **required)
     if isinstance(person, dict):
         return person
     age, sex = person
@@ -310,10 +308,7 @@ def premium_compare(products: list[str] | None = None, age: int | None = None, s
                     payment_term: str | None = None) -> dict[str, Any]:
     """여러 상품의 월 보험료를 같은 나이·성별 조건으로 계산해 비교하고, 가장 저렴한 상품과 보험료 차이,
     합계를 알려줍니다."""
-    missing = require(products=products, age=age, sex=sex)
-    if missing:
-        return missing
-    person = resolve_person(age, sex)
+    person = require_person(age, sex, products=products)
     if isinstance(person, dict):
         return person
     age, sex = person
