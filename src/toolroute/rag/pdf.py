@@ -6,6 +6,7 @@ word only when it alone is wider than the line), breaks pages (a heading is neve
 the bottom of a page) and numbers pages in the footer. The same input gives byte-identical files:
 the Info dates are fixed, the trailer /ID is derived from the content instead of being random
 (`no_new_id=True` keeps it), and the file is written atomically (temp file + rename).
+`write_pdf_if_changed` leaves a file that already holds those bytes untouched, and says so.
 
 `extract_pages` reads any PDF back one page at a time: a paragraph becomes one line (its wrapped
 lines joined with a space), whitespace is normalised and footer/header page numbers are dropped,
@@ -26,7 +27,7 @@ from typing import Any, Iterable
 
 import pymupdf
 
-__all__ = ["Page", "PdfError", "write_pdf", "extract_pages", "FIXED_DATE"]
+__all__ = ["Page", "PdfError", "WrittenPdf", "write_pdf", "write_pdf_if_changed", "extract_pages", "FIXED_DATE"]
 
 # A4 in points and the layout (points).
 PAGE_RECT = pymupdf.paper_rect("a4")
@@ -171,15 +172,8 @@ def _pdf_date(value: Any) -> str:
     return str(value)
 
 
-def write_pdf(path: str | os.PathLike, title: str, sections: list[tuple[str, str]], *,
-              metadata: dict | None = None) -> Path:
-    """Write `title` and `(heading, body)` sections as an A4 Korean PDF; same input, same bytes.
-
-    A body's lines are paragraphs (wrapped to the page width); `metadata` may set the PDF Info
-    fields author, subject, keywords, creator, producer, creationDate and modDate (a `datetime`
-    or a PDF date string; both dates default to FIXED_DATE so that output is reproducible).
-    """
-    path = Path(path)
+def _render(title: str, sections: list[tuple[str, str]], metadata: dict | None) -> tuple[bytes, int]:
+    """The PDF's bytes and its page count (see `write_pdf`)."""
     metadata = dict(metadata or {})
     unknown = sorted(set(metadata) - set(STANDARD_KEYS))
     if unknown:
@@ -212,7 +206,11 @@ def write_pdf(path: str | os.PathLike, title: str, sections: list[tuple[str, str
     doc.xref_set_key(-1, "ID", f"[<{digest}><{digest}>]")
     data = doc.tobytes(garbage=4, deflate=True, no_new_id=True)
     doc.close()
+    return data, total
 
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file and a rename: a reader sees the old or the new file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -224,7 +222,42 @@ def write_pdf(path: str | os.PathLike, title: str, sections: list[tuple[str, str
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_pdf(path: str | os.PathLike, title: str, sections: list[tuple[str, str]], *,
+              metadata: dict | None = None) -> Path:
+    """Write `title` and `(heading, body)` sections as an A4 Korean PDF; same input, same bytes.
+
+    A body's lines are paragraphs (wrapped to the page width); `metadata` may set the PDF Info
+    fields author, subject, keywords, creator, producer, creationDate and modDate (a `datetime`
+    or a PDF date string; both dates default to FIXED_DATE so that output is reproducible).
+    """
+    path = Path(path)
+    data, _ = _render(title, sections, metadata)
+    _write_atomic(path, data)
     return path
+
+
+@dataclass(frozen=True)
+class WrittenPdf:
+    """A PDF `write_pdf_if_changed` wrote or found unchanged: its path, the SHA-256 of its bytes, its pages."""
+
+    path: Path
+    sha256: str
+    pages: int
+    changed: bool
+
+
+def write_pdf_if_changed(path: str | os.PathLike, title: str, sections: list[tuple[str, str]], *,
+                         metadata: dict | None = None) -> WrittenPdf:
+    """`write_pdf`, except that a file already holding exactly these bytes is left untouched (same
+    mtime), so that watchers and an incremental ingest see only real changes."""
+    path = Path(path)
+    data, pages = _render(title, sections, metadata)
+    changed = not (path.is_file() and path.read_bytes() == data)
+    if changed:
+        _write_atomic(path, data)
+    return WrittenPdf(path, hashlib.sha256(data).hexdigest(), pages, changed)
 
 
 # ----- reading ----------------------------------------------------------------------------------

@@ -20,9 +20,7 @@ boilerplate and the synthetic company facts are written here. `build_documents()
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -32,7 +30,7 @@ import yaml
 
 from toolroute.config import data_dir
 from toolroute.domains.insurance.products import Product, load_products, monthly_premium
-from toolroute.rag.pdf import write_pdf
+from toolroute.rag.pdf import write_pdf_if_changed
 
 __all__ = [
     "COMPANY", "DocumentInfo", "DOC_TYPES", "build_documents", "default_docs_dir", "document_specs",
@@ -668,17 +666,6 @@ def default_docs_dir() -> Path:
     return data_dir() / "insurance" / "docs"
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _page_count(path: Path) -> int:
-    import pymupdf
-
-    with pymupdf.open(path) as doc:
-        return doc.page_count
-
-
 def build_documents(out_dir: str | os.PathLike | None = None) -> list[DocumentInfo]:
     """Write every document as a PDF under `out_dir` (default `data_dir()/insurance/docs`).
 
@@ -687,14 +674,8 @@ def build_documents(out_dir: str | os.PathLike | None = None) -> list[DocumentIn
     (e.g. a product removed from products.yaml) are not deleted: the caller decides.
     """
     out = Path(out_dir) if out_dir is not None else default_docs_dir()
-    out.mkdir(parents=True, exist_ok=True)
     infos = []
-    with tempfile.TemporaryDirectory(prefix=".build-", dir=out) as tmp:
-        for spec in document_specs():
-            target = out / f"{spec.stem}.pdf"
-            fresh = write_pdf(Path(tmp) / target.name, spec.title, spec.sections, metadata=spec.metadata)
-            digest = _sha256(fresh)
-            if not target.exists() or _sha256(target) != digest:
-                os.replace(fresh, target)
-            infos.append(DocumentInfo(target, spec.doc_type, spec.product_code, spec.title, digest, _page_count(target)))
+    for spec in document_specs():
+        pdf = write_pdf_if_changed(out / f"{spec.stem}.pdf", spec.title, spec.sections, metadata=spec.metadata)
+        infos.append(DocumentInfo(pdf.path, spec.doc_type, spec.product_code, spec.title, pdf.sha256, pdf.pages))
     return infos

@@ -147,6 +147,19 @@ class Faq(_Model):
     answer: str
 
 
+def _check_increasing(values: list[int], what: str) -> None:
+    if values != sorted(set(values)):
+        raise ValueError(f"{what} must be strictly increasing")
+
+
+def _check_given_iff(value: Any, flag: bool | None, if_missing: str, if_given: str) -> None:
+    """A field that must be given when `flag` is True and must not be when it is False."""
+    if flag is True and value is None:
+        raise ValueError(if_missing)
+    if flag is False and value is not None:
+        raise ValueError(if_given)
+
+
 class SurrenderExample(_Model):
     year: int = Field(ge=0)
     ratio: float = Field(ge=0)  # refund / premiums paid so far
@@ -160,9 +173,7 @@ class Surrender(_Model):
     @field_validator("examples")
     @classmethod
     def _years_increase(cls, examples: list[SurrenderExample]) -> list[SurrenderExample]:
-        years = [e.year for e in examples]
-        if years != sorted(set(years)):
-            raise ValueError("years must be strictly increasing")
+        _check_increasing([e.year for e in examples], "years")
         return examples
 
 
@@ -183,9 +194,7 @@ class PremiumTable(_Model):
     @field_validator("anchors")
     @classmethod
     def _ages_increase(cls, anchors: list[PremiumAnchor]) -> list[PremiumAnchor]:
-        ages = [a.age for a in anchors]
-        if ages != sorted(set(ages)):
-            raise ValueError("anchor ages must be strictly increasing")
+        _check_increasing([a.age for a in anchors], "anchor ages")
         return anchors
 
     @model_validator(mode="after")
@@ -257,44 +266,32 @@ class Product(_Model):
         # YAML reads an unquoted 2026-07-01 as a date; keep one plain-text form.
         return value.isoformat() if hasattr(value, "isoformat") else value
 
-    @field_validator("join_age_max")
+    @field_validator("join_age_max", "sum_insured_max")
     @classmethod
-    def _join_range(cls, value: int, info: ValidationInfo) -> int:
-        low = info.data.get("join_age_min")
+    def _max_not_below_min(cls, value: int, info: ValidationInfo) -> int:
+        low_field = info.field_name.replace("_max", "_min")
+        low = info.data.get(low_field)
         if low is not None and value < low:
-            raise ValueError(f"join_age_max {value} is below join_age_min {low}")
+            raise ValueError(f"{info.field_name} {value} is below {low_field} {low}")
         return value
 
     @field_validator("simplified_disclosure")
     @classmethod
     def _disclosure_iff_simplified(cls, value: SimplifiedDisclosure | None, info: ValidationInfo):
-        simplified = info.data.get("simplified_underwriting")
-        if simplified is True and value is None:
-            raise ValueError("a simplified-underwriting product needs its disclosure questions")
-        if simplified is False and value is not None:
-            raise ValueError("only simplified-underwriting products have simplified_disclosure")
+        _check_given_iff(value, info.data.get("simplified_underwriting"),
+                         "a simplified-underwriting product needs its disclosure questions",
+                         "only simplified-underwriting products have simplified_disclosure")
         return value
 
     @field_validator("renewal_period_years", "max_renewal_age")
     @classmethod
     def _renewal_fields(cls, value: int | None, info: ValidationInfo):
-        renewable = info.data.get("renewable")
-        if renewable is True and value is None:
-            raise ValueError("required for a renewable product")
-        if renewable is False and value is not None:
-            raise ValueError("only renewable products have it")
+        _check_given_iff(value, info.data.get("renewable"), "required for a renewable product",
+                         "only renewable products have it")
         if info.field_name == "max_renewal_age" and value is not None:
             join_max = info.data.get("join_age_max")
             if join_max is not None and value <= join_max:
                 raise ValueError(f"max_renewal_age {value} must exceed join_age_max {join_max}")
-        return value
-
-    @field_validator("sum_insured_max")
-    @classmethod
-    def _sum_range(cls, value: int, info: ValidationInfo) -> int:
-        low = info.data.get("sum_insured_min")
-        if low is not None and value < low:
-            raise ValueError(f"sum_insured_max {value} is below sum_insured_min {low}")
         return value
 
     @field_validator("coverages")

@@ -35,6 +35,15 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def valid_regex(pattern: str) -> str:
+    """`pattern` itself when it compiles; else ValueError saying why (for the tables' field validators)."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"pattern {pattern!r} is not a valid regular expression: {exc}") from exc
+    return pattern
+
+
 # --- record models (one per table row kind) ---------------------------------------------------------
 
 class OccupationClass(_Record):
@@ -129,12 +138,7 @@ class BannedPhrase(_Record):
     @field_validator("patterns")
     @classmethod
     def _patterns_compile(cls, value: list[str]) -> list[str]:
-        for pattern in value:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"pattern {pattern!r} is not a valid regular expression: {exc}") from exc
-        return value
+        return [valid_regex(pattern) for pattern in value]
 
 
 class PiiPattern(_Record):
@@ -148,11 +152,7 @@ class PiiPattern(_Record):
     @field_validator("pattern")
     @classmethod
     def _pattern_compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"pattern {value!r} is not a valid regular expression: {exc}") from exc
-        return value
+        return valid_regex(value)
 
 
 class RiskCondition(_Record):

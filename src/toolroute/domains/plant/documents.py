@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -34,7 +33,7 @@ from toolroute.config import data_dir
 from toolroute.domains.plant.graph import DATA_DIR, models
 from toolroute.rag import Chunk, DocumentStore, IngestReport, Page, chunk_pages, document_sentences, extract_pages
 from toolroute.rag.lazy import LazyStores
-from toolroute.rag.pdf import write_pdf
+from toolroute.rag.pdf import write_pdf_if_changed
 
 __all__ = [
     "COLLECTION", "DOC_TYPES", "DocumentInfo", "build_documents", "default_docs_dir", "document_chunks",
@@ -114,26 +113,16 @@ def default_docs_dir() -> Path:
     return data_dir() / "plant" / "docs"
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def build_documents(out_dir: str | os.PathLike | None = None) -> list[DocumentInfo]:
     """Write every document as a PDF under `out_dir` (default `data_dir()/plant/docs`); a file whose
     bytes would not change is left untouched."""
     out = Path(out_dir) if out_dir is not None else default_docs_dir()
-    out.mkdir(parents=True, exist_ok=True)
     infos = []
-    with tempfile.TemporaryDirectory(prefix=".build-", dir=out) as tmp:
-        for spec in document_specs():
-            target = out / f"{spec.stem}.pdf"
-            meta = {"subject": f"{DOC_TYPES[spec.doc_type]} ({', '.join(spec.scope)})", "author": "한빛정밀 설비보전팀",
-                    "keywords": f"{spec.doc_type},{','.join(spec.scope)}"}
-            fresh = write_pdf(Path(tmp) / target.name, spec.title, list(spec.sections), metadata=meta)
-            digest = _sha256(fresh)
-            if not target.exists() or _sha256(target) != digest:
-                os.replace(fresh, target)
-            infos.append(DocumentInfo(target, spec.title, spec.doc_type, spec.scope, digest))
+    for spec in document_specs():
+        meta = {"subject": f"{DOC_TYPES[spec.doc_type]} ({', '.join(spec.scope)})", "author": "한빛정밀 설비보전팀",
+                "keywords": f"{spec.doc_type},{','.join(spec.scope)}"}
+        pdf = write_pdf_if_changed(out / f"{spec.stem}.pdf", spec.title, list(spec.sections), metadata=meta)
+        infos.append(DocumentInfo(pdf.path, spec.title, spec.doc_type, spec.scope, pdf.sha256))
     return infos
 
 

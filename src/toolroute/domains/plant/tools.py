@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import Any
+from typing import Annotated, Any, Callable
 
 from langchain_core.tools import tool
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok
 from toolroute.domains.plant import TOOL_NAMES
 from toolroute.domains.plant import documents as docs
 from toolroute.domains.plant import records
-from toolroute.domains.plant.graph import MAX_DEPTH, RELATIONS, compact, load_graph, parse_relation
+from toolroute.domains.plant.graph import MAX_DEPTH, RELATIONS, EquipmentGraph, compact, load_graph, parse_relation
 
 DEFAULT_K = 3
 MAX_K = 8
@@ -74,6 +74,16 @@ def _parse_days(value: Any) -> Any:
     return value
 
 
+def _bounded(parse: Callable[[Any], Any], most: Callable[[], int]) -> Any:
+    """An int field that `parse` reads from what was given, then kept between 1 and `most()`."""
+    return Annotated[int, BeforeValidator(parse), AfterValidator(lambda value: max(1, min(most(), int(value))))]
+
+
+PassageCount = _bounded(_parse_int(DEFAULT_K), lambda: MAX_K)
+Depth = _bounded(_parse_int(DEFAULT_DEPTH), lambda: MAX_DEPTH)
+Days = _bounded(_parse_days, lambda: records.history_days())
+
+
 def _blank(value: str | None) -> bool:
     return value is None or not str(value).strip()
 
@@ -86,14 +96,7 @@ class SearchDocumentsArgs(BaseModel):
         description="문서 종류로 좁힐 때: manual(정비 매뉴얼), procedure(작업 절차서), alarm_table(알람 조치표), "
                     "safety(안전 작업 절차·LOTO), schedule(예방정비 주기표)",
     )
-    k: int = Field(default=DEFAULT_K, description=f"돌려받을 문단 수 (기본 {DEFAULT_K}, 최대 {MAX_K})")
-
-    _k = field_validator("k", mode="before")(_parse_int(DEFAULT_K))
-
-    @field_validator("k")
-    @classmethod
-    def _clamp(cls, value: int) -> int:
-        return max(1, min(MAX_K, int(value)))
+    k: PassageCount = Field(default=DEFAULT_K, description=f"돌려받을 문단 수 (기본 {DEFAULT_K}, 최대 {MAX_K})")
 
 
 class KnowledgeGraphArgs(BaseModel):
@@ -108,28 +111,14 @@ class KnowledgeGraphArgs(BaseModel):
                     "TRIGGERS_ALARM(발생 알람), DETECTED_BY(감지 센서), CAUSED_BY(원인 부품), FIXED_BY(조치 절차), "
                     "REQUIRES_PART(필요 부품). 생략하면 모든 관계",
     )
-    depth: int = Field(default=DEFAULT_DEPTH, description=f"몇 단계까지 따라갈지 (1~{MAX_DEPTH}, 기본 {DEFAULT_DEPTH}). 설비의 부품은 2단계")
+    depth: Depth = Field(default=DEFAULT_DEPTH, description=f"몇 단계까지 따라갈지 (1~{MAX_DEPTH}, 기본 {DEFAULT_DEPTH}). 설비의 부품은 2단계")
     target: str | None = Field(default=None, description="두 대상이 어떻게 이어지는지 볼 때 도착 대상 (예: entity=CNC-001, target=CP-007)")
-
-    _depth = field_validator("depth", mode="before")(_parse_int(DEFAULT_DEPTH))
-
-    @field_validator("depth")
-    @classmethod
-    def _clamp(cls, value: int) -> int:
-        return max(1, min(MAX_DEPTH, int(value)))
 
 
 class AlarmHistoryArgs(BaseModel):
     equipment_id: str | None = Field(default=None, description="설비번호나 설비명 (예: CNC-001, 선반 1호기, 컴프레서)")
     alarm_code: str | None = Field(default=None, description="특정 알람만 볼 때 알람 코드 (예: E-042). 생략하면 모든 알람")
-    days: int = Field(default=DEFAULT_DAYS, description=f"최근 며칠 동안의 이력인지 (기본 {DEFAULT_DAYS}일, 최대 180일). 예: 7, '3개월'")
-
-    _days = field_validator("days", mode="before")(_parse_days)
-
-    @field_validator("days")
-    @classmethod
-    def _clamp(cls, value: int) -> int:
-        return max(1, min(records.history_days(), int(value)))
+    days: Days = Field(default=DEFAULT_DAYS, description=f"최근 며칠 동안의 이력인지 (기본 {DEFAULT_DAYS}일, 최대 180일). 예: 7, '3개월'")
 
 
 class SparePartArgs(BaseModel):
@@ -229,6 +218,17 @@ def search_documents(query: str | None = None, equipment_id: str | None = None, 
     )
 
 
+def _graph_node(graph: EquipmentGraph, field: str, text: str) -> str | dict[str, Any]:
+    """The graph node `text` names, or the result to return (several candidates, or none)."""
+    found = graph.resolve(text)
+    if found.candidates:
+        return needs_user_input([field], f"'{str(text).strip()}'에 해당하는 대상이 여러 개입니다. 어느 것인지 알려주세요.",
+                                candidates=[graph.node_dict(c) for c in found.candidates])
+    if found.node is None:
+        return not_found("entity", str(text).strip(), found.suggestions)
+    return found.node
+
+
 @tool("query_knowledge_graph", args_schema=KnowledgeGraphArgs)
 def query_knowledge_graph(entity: str | None = None, relation: str | None = None, depth: int = DEFAULT_DEPTH,
                           target: str | None = None) -> dict[str, Any]:
@@ -238,27 +238,20 @@ def query_knowledge_graph(entity: str | None = None, relation: str | None = None
     graph = load_graph()
     if _blank(entity):
         return needs_user_input(["entity"], "조회할 설비, 부품, 알람 코드 등을 알려주세요. (예: CNC-001, E-042, CP-007)")
-    found = graph.resolve(entity)
-    if found.candidates:
-        return needs_user_input(["entity"], f"'{str(entity).strip()}'에 해당하는 대상이 여러 개입니다. 어느 것인지 알려주세요.",
-                                candidates=[graph.node_dict(c) for c in found.candidates])
-    if found.node is None:
-        return not_found("entity", str(entity).strip(), found.suggestions)
-    start = found.node
+    start = _graph_node(graph, "entity", entity)
+    if isinstance(start, dict):
+        return start
     rel = parse_relation(relation)
     if rel is False:
         return not_found("relation", str(relation).strip(), [f"{r}({ko})" for r, ko in RELATIONS.items()])
     if not _blank(target):
-        end = graph.resolve(target)
-        if end.candidates:
-            return needs_user_input(["target"], f"'{str(target).strip()}'에 해당하는 대상이 여러 개입니다. 어느 것인지 알려주세요.",
-                                    candidates=[graph.node_dict(c) for c in end.candidates])
-        if end.node is None:
-            return not_found("entity", str(target).strip(), end.suggestions)
-        steps = graph.path(start, end.node) or []
+        end = _graph_node(graph, "target", target)
+        if isinstance(end, dict):
+            return end
+        steps = graph.path(start, end) or []
         nodes = [start] + [b for _, _, b, _ in steps]
         return ok(
-            entity=graph.node_dict(start), target=graph.node_dict(end.node), connected=bool(steps) or start == end.node,
+            entity=graph.node_dict(start), target=graph.node_dict(end), connected=bool(steps) or start == end,
             path=nodes, path_text=graph.path_text(steps) or graph.label(start),
             edges=[{"source": a if fwd else b, "relation": r, "relation_ko": RELATIONS[r], "target": b if fwd else a}
                    for a, r, b, fwd in steps],

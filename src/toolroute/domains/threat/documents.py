@@ -18,10 +18,8 @@ another embedder, Chroma client or folder (tests use a hash embedder and a tempo
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -32,7 +30,7 @@ import yaml
 from toolroute.config import data_dir
 from toolroute.rag.chunking import Chunk, chunk_pages, document_sentences
 from toolroute.rag.lazy import LazyStores
-from toolroute.rag.pdf import Page, extract_pages, write_pdf
+from toolroute.rag.pdf import Page, extract_pages, write_pdf_if_changed
 from toolroute.rag.store import DocumentStore, IngestReport
 
 __all__ = [
@@ -102,34 +100,17 @@ def default_docs_dir() -> Path:
     return data_dir() / "threat" / "docs"
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _page_count(path: Path) -> int:
-    import pymupdf
-
-    with pymupdf.open(path) as doc:
-        return doc.page_count
-
-
 def build_documents(out_dir: str | os.PathLike | None = None) -> list[DocumentInfo]:
     """Write every procedure as a PDF under `out_dir` (default `data_dir()/threat/docs`).
 
     A file whose bytes would not change is left untouched, so the incremental ingest sees only real changes.
     """
     out = Path(out_dir) if out_dir is not None else default_docs_dir()
-    out.mkdir(parents=True, exist_ok=True)
     infos = []
-    with tempfile.TemporaryDirectory(prefix=".build-", dir=out) as tmp:
-        for proc in load_procedures():
-            target = out / f"{proc.stem}.pdf"
-            fresh = write_pdf(Path(tmp) / target.name, proc.title, list(proc.sections),
-                              metadata={"subject": PDF_SUBJECT, "keywords": proc.doc_id})
-            digest = _sha256(fresh)
-            if not target.exists() or _sha256(target) != digest:
-                os.replace(fresh, target)
-            infos.append(DocumentInfo(target, proc.stem, proc.doc_id, proc.title, digest, _page_count(target)))
+    for proc in load_procedures():
+        pdf = write_pdf_if_changed(out / f"{proc.stem}.pdf", proc.title, list(proc.sections),
+                                   metadata={"subject": PDF_SUBJECT, "keywords": proc.doc_id})
+        infos.append(DocumentInfo(pdf.path, proc.stem, proc.doc_id, proc.title, pdf.sha256, pdf.pages))
     return infos
 
 

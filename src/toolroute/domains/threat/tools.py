@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 from langchain_core.tools import tool
@@ -222,8 +222,9 @@ def _finite(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def parse_altitude_m(value: Any) -> float | None:
-    """Metres from 300, '300m', '3km', '1만 2천 미터', '3000ft' / '피트'; None when there is no number."""
+def _with_units(value: Any, units: tuple[tuple[tuple[str, ...], Callable[[float], float]], ...]) -> float | None:
+    """A number given alone or as text with a unit: the first unit whose prefixes start the word after
+    the number converts it; a number without a known unit is taken as it is."""
     if not isinstance(value, str):
         return _finite(value)
     found = _amount(value)
@@ -231,11 +232,22 @@ def parse_altitude_m(value: Any) -> float | None:
         return None
     number, after = found
     unit = after.strip().lower()
-    if unit.startswith(("km", "킬로")):
-        return number * 1000
-    if unit.startswith(("ft", "피트", "feet", "foot")):
-        return round(number * FOOT_M, 1)
+    for prefixes, convert in units:
+        if unit.startswith(prefixes):
+            return convert(number)
     return number
+
+
+_ALTITUDE_UNITS = ((("km", "킬로"), lambda n: n * 1000),
+                   (("ft", "피트", "feet", "foot"), lambda n: round(n * FOOT_M, 1)))
+_DISTANCE_UNITS = ((("해리", "nm", "nmi", "마일"), lambda n: round(n * KNOT_KMH, 2)),
+                   (("km", "킬로"), lambda n: n),
+                   (("m", "미터"), lambda n: n / 1000))
+
+
+def parse_altitude_m(value: Any) -> float | None:
+    """Metres from 300, '300m', '3km', '1만 2천 미터', '3000ft' / '피트'; None when there is no number."""
+    return _with_units(value, _ALTITUDE_UNITS)
 
 
 def parse_speed_kmh(value: Any) -> float | None:
@@ -260,20 +272,7 @@ def parse_speed_kmh(value: Any) -> float | None:
 
 def parse_distance_km(value: Any) -> float | None:
     """km from 20, '20km', '20킬로', '800m' / '미터', '10해리' / 'NM'."""
-    if not isinstance(value, str):
-        return _finite(value)
-    found = _amount(value)
-    if found is None:
-        return None
-    number, after = found
-    unit = after.strip().lower()
-    if unit.startswith(("해리", "nm", "nmi", "마일")):
-        return round(number * KNOT_KMH, 2)
-    if unit.startswith(("km", "킬로")):
-        return number
-    if unit.startswith(("m", "미터")):
-        return number / 1000
-    return number
+    return _with_units(value, _DISTANCE_UNITS)
 
 
 def normalize_heading(value: Any) -> str | None:

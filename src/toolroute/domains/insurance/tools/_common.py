@@ -4,10 +4,7 @@ Every tool takes user words (a product name or alias, "55세", "남성"/"아버�
 never raise on them: these helpers turn the words into values, or into the result the tool should
 return instead (`needs_user_input` / `not_found`, see `results.py`). The usual pattern:
 
-    missing = require(product=product, age=age, sex=sex)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product, age=age, sex=sex)  # blank arguments asked for, then the product
     if isinstance(found, dict):
         return found
 
@@ -165,18 +162,6 @@ def parse_age(value: Any) -> int | None:
     return None
 
 
-def parse_int(value: Any) -> int | None:
-    """An int from 3, '3', '3회', '3번'; None otherwise."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return int(value)
-    if isinstance(value, str):
-        match = re.search(r"\d+", value)
-        return int(match.group()) if match else None
-    return None
-
-
 def parse_bool(value: Any) -> bool | None:
     """True/False from bools and yes/no words (예, 아니오, 간편, 일반 …); None when unclear."""
     if value is None or isinstance(value, bool):
@@ -247,6 +232,23 @@ def resolve_sex(text: Any) -> str | dict[str, Any]:
     return sex
 
 
+def resolve_person(age: int, sex: Any) -> tuple[int, str] | dict[str, Any]:
+    """(age, '남성'/'여성'), or needs_user_input for an impossible age or an unclear sex."""
+    bad_age = check_age(age)
+    if bad_age:
+        return bad_age
+    sex_value = resolve_sex(sex)
+    if isinstance(sex_value, dict):
+        return sex_value
+    return age, sex_value
+
+
+def require_person(age: Any, sex: Any, **others: Any) -> tuple[int, str] | dict[str, Any]:
+    """`require(**others, age=age, sex=sex)`, then `resolve_person(age, sex)`: (age, sex), or the result to return."""
+    missing = require(**others, age=age, sex=sex)
+    return missing if missing else resolve_person(age, sex)
+
+
 def resolve_channel(text: Any) -> str | dict[str, Any]:
     """'TM' / 'CM' / '대면' from the ways people say them; else needs_user_input for channel."""
     channel = normalize_channel(str(text)) if text is not None else None
@@ -285,6 +287,13 @@ def resolve_product(text: Any, field: str = "product") -> Product | dict[str, An
     result["ask"] = "판매 중인 상품명을 다시 확인해 주세요." + (
         f" 비슷한 상품: {', '.join(result['candidates'])}" if result.get("candidates") else "")
     return result
+
+
+def require_product(product: Any, ask: str | None = None, **others: Any) -> Product | dict[str, Any]:
+    """`require(ask, product=product, **others)`, then `resolve_product(product)`: the product named,
+    or the result to return (every blank argument asked for at once, or the product unknown/unclear)."""
+    missing = require(ask, product=product, **others)
+    return missing if missing else resolve_product(product)
 
 
 def resolve_products(values: Any, minimum: int = 2, field: str = "products") -> list[Product] | dict[str, Any]:
@@ -369,7 +378,7 @@ def text_matches(tokens: list[str], *texts: str) -> bool:
     return all(token in haystack or token.replace(" ", "") in compact for token in tokens)
 
 
-# --- argument cleaning for args schemas (pydantic `mode="before"` validators) -----------------------
+# --- argument cleaning for args schemas (the field types of `schemas` run them before validation) -----
 # A tool's args schema must accept whatever an LLM or a user puts in a field ("모름", "", 3.5, a list,
 # a dict) without a ValidationError: these turn a raw value into the field's type, or None, so the
 # tool answers `needs_user_input` instead of raising.

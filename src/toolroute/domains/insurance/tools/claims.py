@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from langchain_core.tools import tool
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel
 
 from toolroute.domains.insurance import customers as db
 from toolroute.domains.insurance.documents import COMPANY
@@ -36,9 +36,6 @@ from toolroute.domains.insurance.reference import (
     servicing_procedure,
 )
 from toolroute.domains.insurance.tools._common import (
-    clean_masked,
-    clean_text,
-    clean_won,
     money,
     product_ref,
     require,
@@ -47,6 +44,7 @@ from toolroute.domains.insurance.tools._common import (
 )
 from toolroute.domains.insurance.tools.customer_db import _resolve_customer
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok
+from toolroute.domains.insurance.tools.schemas import Masked, Text, Won, described
 
 ELDERLY_AGE = 65
 
@@ -71,43 +69,28 @@ _FORM_NOTE = re.compile(r"사본|위임장|원본|인감")
 # Names and choices are cleaned and masked (a not_found answer echoes what it was given); the
 # consultation summary is masked by customer_followup_tasks itself, which also counts what it masked.
 
-
-
 class ClaimGuideArgs(BaseModel):
-    claim_type: str | None = Field(default=None, description=CLAIM_DESCRIPTION)
-    product: str | None = Field(default=None, description="청구하려는 가입 상품명 또는 상품코드 (선택, 예: 첫날부터암보험)")
-
-    _texts = field_validator("claim_type", "product", mode="before")(clean_masked)
+    claim_type: Masked = described(CLAIM_DESCRIPTION)
+    product: Masked = described("청구하려는 가입 상품명 또는 상품코드 (선택, 예: 첫날부터암보험)")
 
 
 class ClaimFormsArgs(BaseModel):
-    claim_type: str | None = Field(default=None, description=CLAIM_DESCRIPTION)
-    claim_amount: int | None = Field(
-        default=None, description="청구 금액 (선택, 예: 80만원, 3000000). 100만원 이하이면 사본 제출 규칙을 안내")
-
-    _text = field_validator("claim_type", mode="before")(clean_masked)
-    _amount = field_validator("claim_amount", mode="before")(clean_won)
+    claim_type: Masked = described(CLAIM_DESCRIPTION)
+    claim_amount: Won = described("청구 금액 (선택, 예: 80만원, 3000000). 100만원 이하이면 사본 제출 규칙을 안내")
 
 
 class ContractManageArgs(BaseModel):
-    request: str | None = Field(
-        default=None, description="요청 업무: 갱신, 해지, 보험계약대출(약관대출), 주소·연락처 변경, 수익자 변경, "
-                                  "납입방법 변경, 감액, 납입일시중지, 청약철회, 부활 신청")
-    customer_id: str | None = Field(default=None, description=CUSTOMER_ID_DESCRIPTION + " 주면 해당 계약을 함께 보여줍니다.")
-    name: str | None = Field(default=None, description=CUSTOMER_NAME_DESCRIPTION + ". 주면 해당 계약을 함께 보여줍니다.")
-
-    _texts = field_validator("request", "customer_id", "name", mode="before")(clean_masked)
+    request: Masked = described("요청 업무: 갱신, 해지, 보험계약대출(약관대출), 주소·연락처 변경, 수익자 변경, "
+                                "납입방법 변경, 감액, 납입일시중지, 청약철회, 부활 신청")
+    customer_id: Masked = described(CUSTOMER_ID_DESCRIPTION + " 주면 해당 계약을 함께 보여줍니다.")
+    name: Masked = described(CUSTOMER_NAME_DESCRIPTION + ". 주면 해당 계약을 함께 보여줍니다.")
 
 
 class FollowupArgs(BaseModel):
-    summary: str | None = Field(default=None, description="상담 요약 또는 상담 메모 원문")
-    customer_id: str | None = Field(default=None, description=CUSTOMER_ID_DESCRIPTION + " (선택)")
-    name: str | None = Field(default=None, description=CUSTOMER_NAME_DESCRIPTION + " (선택)")
-    reference_date: str | None = Field(
-        default=None, description="기한 계산 기준일 YYYY-MM-DD (선택, 생략하면 시스템 기준일)")
-
-    _summary = field_validator("summary", mode="before")(clean_text)
-    _texts = field_validator("customer_id", "name", "reference_date", mode="before")(clean_masked)
+    summary: Text = described("상담 요약 또는 상담 메모 원문")
+    customer_id: Masked = described(CUSTOMER_ID_DESCRIPTION + " (선택)")
+    name: Masked = described(CUSTOMER_NAME_DESCRIPTION + " (선택)")
+    reference_date: Masked = described("기한 계산 기준일 YYYY-MM-DD (선택, 생략하면 시스템 기준일)")
 
 
 # --- shared steps ----------------------------------------------------------------------------------

@@ -15,29 +15,28 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.tools import tool
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator
 
 from toolroute.domains.insurance.documents import COMPANY
 from toolroute.domains.insurance.products import Product, normalize_channel
 from toolroute.domains.insurance.reference import find_banned_phrases, load_reference, mask_personal_data
 from toolroute.domains.insurance.tools._common import (
-    clean_masked,
     ALL_CHANNELS,
     CHANNEL_LABELS,
     check_age,
-    clean_age,
     clean_names,
-    clean_text,
     josa,
     product_ref,
     require,
+    require_product,
     resolve_product,
     resolve_products,
 )
 from toolroute.domains.insurance.tools.results import not_found, ok, rejected
+from toolroute.domains.insurance.tools.schemas import Age, Masked, Text, described
 
 VERDICT_OK = "적합"
 VERDICT_FIX = "수정 필요"
@@ -132,57 +131,42 @@ def _sentences(text: str) -> list[str]:
 # and personal data typed into a product or channel field must not come back. Free text that is the
 # subject of a tool (a script to check, a text to mask) is masked by the tool itself.
 
-
-
 def _clean_masked_names(value: Any) -> list[str] | None:
     names = clean_names(value)
     return [mask_personal_data(n)[0] for n in names] if names else None
 
 
-class DisclosureArgs(BaseModel):
-    product: str | None = Field(default=None, description=PRODUCT_DESCRIPTION)
-    channel: str | None = Field(default=None, description=CHANNEL_DESCRIPTION + ". 생략하면 상품의 모든 판매 채널 기준")
+MaskedNames = Annotated[list[str] | None, BeforeValidator(_clean_masked_names)]
 
-    _texts = field_validator("product", "channel", mode="before")(clean_masked)
+
+class DisclosureArgs(BaseModel):
+    product: Masked = described(PRODUCT_DESCRIPTION)
+    channel: Masked = described(CHANNEL_DESCRIPTION + ". 생략하면 상품의 모든 판매 채널 기준")
 
 
 class PhraseArgs(BaseModel):
-    topic: str | None = Field(
-        default=None, description="안내 주제: 면책, 감액, 갱신, 해약환급금, 고지의무, 청약철회, 간편고지, 보장 제외, 예금자보호")
-    product: str | None = Field(default=None, description=PRODUCT_DESCRIPTION)
-
-    _texts = field_validator("topic", "product", mode="before")(clean_masked)
+    topic: Masked = described("안내 주제: 면책, 감액, 갱신, 해약환급금, 고지의무, 청약철회, 간편고지, 보장 제외, 예금자보호")
+    product: Masked = described(PRODUCT_DESCRIPTION)
 
 
 class MisleadingArgs(BaseModel):
-    script: str | None = Field(default=None, description="점검할 상담 멘트·스크립트 원문")
-    product: str | None = Field(
-        default=None, description=PRODUCT_DESCRIPTION + ". 주면 그 상품에 해당하는 금지 표현만 적용(예: 갱신형 전용 표현)")
-
-    _script = field_validator("script", mode="before")(clean_text)
-    _product = field_validator("product", mode="before")(clean_masked)
+    script: Text = described("점검할 상담 멘트·스크립트 원문")
+    product: Masked = described(PRODUCT_DESCRIPTION + ". 주면 그 상품에 해당하는 금지 표현만 적용(예: 갱신형 전용 표현)")
 
 
 class ComparisonArgs(BaseModel):
-    products: list[str] | None = Field(
-        default=None, description="비교하는 상품명 또는 상품코드 2개 이상 (예: ['전에없던치매간병보험', '실속치매보험'])")
-
-    _names = field_validator("products", mode="before")(_clean_masked_names)
+    products: MaskedNames = described(
+        "비교하는 상품명 또는 상품코드 2개 이상 (예: ['전에없던치매간병보험', '실속치매보험'])")
 
 
 class RecordingArgs(BaseModel):
-    channel: str | None = Field(default=None, description=CHANNEL_DESCRIPTION)
-    agent_name: str | None = Field(default=None, description="안내하는 상담원(설계사) 이름 (선택)")
-    customer_age: int | None = Field(default=None, description="고객 나이(만 나이, 선택). 65세 이상이면 고령 고객 안내를 추가")
-
-    _texts = field_validator("channel", "agent_name", mode="before")(clean_masked)
-    _age = field_validator("customer_age", mode="before")(clean_age)
+    channel: Masked = described(CHANNEL_DESCRIPTION)
+    agent_name: Masked = described("안내하는 상담원(설계사) 이름 (선택)")
+    customer_age: Age = described("고객 나이(만 나이, 선택). 65세 이상이면 고령 고객 안내를 추가")
 
 
 class MaskingArgs(BaseModel):
-    text: str | None = Field(default=None, description="개인정보(주민등록번호, 전화번호, 카드번호, 이메일, 계좌번호)를 가릴 원문")
-
-    _text = field_validator("text", mode="before")(clean_text)
+    text: Text = described("개인정보(주민등록번호, 전화번호, 카드번호, 이메일, 계좌번호)를 가릴 원문")
 
 
 # --- compliance_required_disclosure ---------------------------------------------------------------
@@ -191,10 +175,7 @@ class MaskingArgs(BaseModel):
 def compliance_required_disclosure(product: str | None = None, channel: str | None = None) -> dict[str, Any]:
     """상품을 판매할 때 법적으로 반드시 설명해야 하는 중요사항(예금자보호, 청약철회, 알릴 의무, 갱신·면책·해약환급금 등)을
     상품 특성과 판매 채널에 맞춰 목록으로 알려줍니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     wanted_channel = None

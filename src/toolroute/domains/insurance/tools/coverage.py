@@ -1,18 +1,9 @@
 """coverage tools: what a product pays, for what, how much, how often, and whether an event is covered.
 
 Every fact comes from `products.yaml` (through `toolroute.domains.insurance.products`) and from the
-reference tables (`reference.lookup_kcd`, `find_definition`, `find_conflict_rules`); this module
-only holds the vocabulary that turns a customer's words into the data's words:
-
-- `_SYNONYMS`: user word -> the words products.yaml uses ("임플란트" is itself, "갑상선암" -> 유사암,
-  "중풍" -> 뇌혈관질환, "치아" -> every dental treatment type);
-- `_TYPE_CATEGORIES`: each coverage `type` of products.yaml -> the KCD benefit categories
-  (ref_kcd.yaml `benefit_categories`) it pays for; a test checks every type in the data is listed.
-
-Matching a benefit (`_rank`): the words of the query found in a coverage's name or type score
-highest (the word itself 4, a synonym 3), words in its conditions 1, a KCD category shared with
-the query's disease 2; the best-scoring coverages of the product are "the" benefit. A condition
-sentence naming its own amount ("유사암 수술은 수술 1회당 60만원") answers a sub-case the query names.
+reference tables (`reference.lookup_kcd`, `find_definition`, `find_conflict_rules`). Which coverage a
+customer's words are about is decided by `toolroute.domains.insurance.coverage_match` (its word lists
+are `data/coverage_words.yaml`); this module turns its matches into the tools' answers.
 
 event_eligibility_check: event -> KCD codes (reference) and words -> the product's coverages ->
 면책기간 / 감액기간 from the days since the contract -> exclusions named in the event. Verdicts are the
@@ -24,15 +15,33 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Iterable
+from typing import Annotated, Any, Iterable
 
 from langchain_core.tools import tool
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator
 
 from toolroute.domains.insurance import customers as db
 from toolroute.domains.insurance import reference as ref
+from toolroute.domains.insurance.coverage_match import (
+    TYPE_CATEGORIES,
+    BenefitMatch,
+    basis_coverage,
+    codes_overlap,
+    compact,
+    condition_amount,
+    coverage_action,
+    coverage_keywords,
+    exclusions_named,
+    first_money,
+    kcd_in_text,
+    match_event,
+    parse_query,
+    rank,
+    relating_conditions,
+    rider_keywords,
+    score_rider,
+    sentences_about,
+)
 from toolroute.domains.insurance.products import (
     Coverage,
     OutsideJoinAge,
@@ -44,18 +53,18 @@ from toolroute.domains.insurance.products import (
     normalize_sex,
 )
 from toolroute.domains.insurance.tools._common import (
-    clean_age,
     clean_text,
     clean_won,
     is_blank,
     josa,
     money,
     product_ref,
-    require,
+    require_product,
     resolve_product,
     won_text,
 )
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok, rejected
+from toolroute.domains.insurance.tools.schemas import Age, Text, Won, described
 
 VERDICT_COVERED = "보장 가능"
 VERDICT_REDUCED = "감액 지급"
@@ -71,249 +80,11 @@ BASIC_PLAN_NOTE = "금액은 상품요약서의 기본플랜(가입금액 기준
 # event is on day 90 or 91 decides the verdict.
 BOUNDARY_MARGIN_DAYS = 7
 
-
-# --- vocabulary: user words -> the data's words ------------------------------------------------------
-
-# Actions: what happened (diagnosis, surgery, stay, visit). In an event they select the coverages
-# of that action; they do not, by themselves, make a coverage "named" by the event.
-_ACTION_WORDS: dict[str, str] = {
-    "진단": "진단", "진단비": "진단", "진단금": "진단", "확진": "진단", "판정": "진단",
-    "수술": "수술", "수술비": "수술", "시술": "수술", "스텐트": "수술", "절제": "수술",
-    "입원": "입원", "입원비": "입원", "입원일당": "입원",
-    "통원": "통원", "외래": "통원",
-}
-_GENERIC_WORDS = set(_ACTION_WORDS) | {"치료", "치료비", "일당", "보험금", "보장", "특약", "질병"}
-
-# user word -> words used in products.yaml (the word itself is always tried first).
-_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "일반암": ("암진단",),
-    "소액암": ("유사암",),
-    "갑상선암": ("유사암",), "갑상샘암": ("갑상선암", "유사암"),
-    "기타피부암": ("유사암",), "피부암": ("기타피부암", "유사암"),
-    "제자리암": ("유사암",), "상피내암": ("제자리암", "유사암"),
-    "경계성종양": ("유사암",),
-    "재진단": ("재진단암",), "재발": ("재진단암",),
-    "항암": ("암주요치료", "표적항암"),
-    "뇌": ("뇌혈관질환",), "뇌혈관": ("뇌혈관질환",), "뇌졸중": ("뇌혈관질환",), "중풍": ("뇌혈관질환",),
-    "뇌출혈": ("뇌혈관질환",), "뇌경색": ("뇌혈관질환",),
-    "심장": ("허혈성심장질환",), "심근경색": ("허혈성심장질환",), "협심증": ("허혈성심장질환",),
-    "혈전": ("혈전용해치료",),
-    "알츠하이머": ("치매",),
-    "간병": ("요양",), "간병비": ("간병", "요양"), "간병인": ("간병",),
-    "요양등급": ("장기요양",), "장기요양등급": ("장기요양",), "요양원": ("시설급여",), "방문요양": ("재가급여",),
-    "치아": ("충전", "크라운", "임플란트", "브릿지", "틀니", "스케일링", "치수", "잇몸"),
-    "이빨": ("치아", "충전", "크라운", "임플란트", "브릿지", "틀니", "스케일링"),
-    "치과": ("치아", "충전", "크라운", "임플란트", "브릿지", "틀니", "스케일링"),
-    "레진": ("충전",), "아말감": ("충전",), "때우": ("충전",), "씌우": ("크라운",),
-    "치석": ("스케일링",), "신경치료": ("치수",), "치주": ("잇몸",), "의치": ("틀니",),
-    "사망보험금": ("사망",), "돌아가": ("사망",), "숨져": ("사망",), "자살": ("사망",), "장애": ("장해",),
-    "부러": ("골절",), "뼈": ("골절",),
-    "교통사고": ("교통사고처리지원금", "벌금", "변호사선임비", "자동차사고"),
-    "운전": ("교통사고처리지원금", "벌금", "변호사선임비", "자동차사고", "운전자"),
-    "추돌": ("교통사고처리지원금", "벌금", "변호사선임비", "자동차사고"),
-    "접촉사고": ("교통사고처리지원금", "벌금", "변호사선임비", "자동차사고"),
-    "신호대기": ("교통사고처리지원금", "벌금", "변호사선임비", "자동차사고"),
-    "차량": ("교통사고처리지원금", "벌금", "변호사선임비", "자동차사고"),
-    "차를": ("교통사고처리지원금", "벌금", "변호사선임비", "자동차사고"),
-    "차에": ("교통사고처리지원금", "벌금", "변호사선임비", "자동차사고"),
-    "자동차": ("교통사고처리지원금", "벌금", "변호사선임비", "자동차사고"),
-    "합의금": ("교통사고처리지원금",), "형사합의": ("교통사고처리지원금",), "처리지원금": ("교통사고처리지원금",),
-    "어린이보호구역": ("스쿨존",), "변호사": ("변호사선임비",),
-    "영업": ("영업용",), "택시": ("영업용",), "버스": ("영업용",), "화물": ("영업용",),
-    "실비": ("실손",), "의료비": ("실손",), "병원비": ("실손", "의료비"),
-    "인플루엔자": ("독감",), "배상": ("배상책임",),
-}
-
-# More words worth finding in a query (besides synonym keys, coverage types and name pieces).
-_EXTRA_WORDS = (
-    "암", "유사암", "소아암", "표적항암", "재진단암", "부정맥", "심부전", "중환자실", "재활",
-    "치매", "경도", "경증", "초기", "중등도", "중등증", "중증", "말기", "장기요양", "인지지원", "재가", "시설", "요양병원",
-    "파킨슨", "충전", "크라운", "임플란트", "브릿지", "틀니", "스케일링", "치수", "잇몸",
-    "사망", "장해", "고도장해", "재해", "재해사망", "골절", "깁스", "화상", "상해",
-    "벌금", "스쿨존", "면허", "자동차사고", "성형", "실손", "급여", "비급여", "자기부담금", "도수", "주사",
-    "mri", "체외충격파", "독감", "배상책임", "연금", "태아", "신생아", "상급종합병원", "장례비",
-    *_ACTION_WORDS, "치료", "치료비",
-)
-
-# Coverage `type` (products.yaml) -> KCD benefit categories (ref_kcd.yaml) it pays for.
-_TYPE_CATEGORIES: dict[str, tuple[str, ...]] = {
-    "암진단": ("암",), "유사암진단": ("유사암",), "재진단암": ("암",), "암수술": ("암",), "암입원": ("암",),
-    "사망": (), "장해": (),
-    "충전": ("치아",), "크라운": ("치아",), "임플란트": ("치아",), "브릿지": ("치아",), "틀니": ("치아",),
-    "스케일링": ("치아",),
-    "치매진단": ("치매",), "간병": (), "장기요양": ("장기요양",),
-    "입원": ("질병입원수술",), "수술": ("질병입원수술",),
-    "뇌혈관질환진단": ("뇌혈관",), "뇌혈관질환수술": ("뇌혈관",),
-    "허혈성심장질환진단": ("허혈성심장",), "허혈성심장질환수술": ("허혈성심장",),
-    "혈전용해치료": ("뇌혈관", "허혈성심장"),
-    "골절": ("상해",), "독감치료": (), "배상책임": (),
-    "교통사고처리지원금": (), "운전자벌금": (), "변호사선임비": (), "자동차사고부상": ("상해",),
-    "실손입원": ("질병입원수술", "상해"), "실손통원": ("질병입원수술", "상해"),
-    "연금": (),
-}
-
-# Words in an event that name a benefit category without a KCD code.
-_EVENT_CATEGORY_WORDS: dict[str, tuple[str, ...]] = {
-    "상해": ("다쳐", "다친", "다쳤", "부상", "넘어", "미끄러", "추락", "상해", "파열", "인대", "골절", "부러",
-             "화상", "깁스", "재해", "교통사고", "접촉사고", "추돌"),
-    "치아": ("이빨", "치아", "치과", "발치", "뽑", "임플란트", "크라운", "브릿지", "틀니", "스케일링", "레진"),
-    "장기요양": ("요양등급", "장기요양"),
-    "치매": ("치매",),
-}
-_ACCIDENT_WORDS = ("사고", "재해", "상해", "추락", "익사", "넘어", "다쳐", "다친", "다쳤", "부딪", "골절", "화재",
-                   "부러", "미끄러")
-
-# Dementia stages (CDR): words in an event / a coverage name -> stage.
-_SEVERITY_WORDS = (("중등도", 2), ("중등증", 2), ("경도", 1), ("경증", 1), ("초기", 1), ("중증", 3), ("말기", 3))
-
-# (pattern on the event without spaces, words an exclusion sentence of the product must contain)
-_EXCLUSION_TRIGGERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (r"음주|술을?마시|술마시|만취|취해", ("음주",)),
-    (r"무면허", ("무면허",)),
-    (r"뺑소니|도주", ("뺑소니",)),
-    (r"영업용|택시|버스기사|화물|배달|영업중", ("영업용",)),
-    (r"자해|자살|스스로", ("자신을 해친",)),
-    (r"고의", ("고의",)),
-    (r"전쟁|폭동|내란|혁명", ("전쟁",)),
-    (r"미용|성형", ("미용",)),
-    (r"미백|교정|라미네이트", ("미백", "교정", "라미네이트")),
-    (r"사랑니", ("사랑니",)),
-    (r"유치(?!원)|젖니", ("유치",)),
-    (r"임신|출산|제왕절개|산후", ("임신", "출산")),
-    (r"알코올|알콜|중독", ("중독",)),
-    (r"가입전|가입하기전|계약전|계약하기전|보장개시일전|가입이전|이미진단", ("보장개시일 전", "계약 전")),
-    (r"이미빠|빠져있던|예전에빠진", ("이미 빠",)),
-    (r"외상|부딪|맞아서|폭행", ("외상",)),
-    (r"건강검진", ("건강검진",)),
-    (r"예방접종", ("예방접종",)),
-    (r"한방|한의원", ("한방",)),
-    (r"경기중|레이싱|시운전", ("경기", "시운전")),
-    (r"해외", ("해외",)),
-)
-_NEGATIVE_SENTENCE = re.compile(r"보장하지\s*않|지급하지\s*않|지급되지\s*않|보상하지\s*않")
-# Words of a condition sentence that relate two benefits (for multi_benefit_conflict_rule).
-_RELATION_WORDS = ("지급되지 않", "지급하지 않", "차감", "별도", "함께 지급", "중복", "1회로 봄", "소멸",
-                   "먼저 받", "받은 뒤", "받은 후", "지급된 후", "받았더라도", "받으면", "미리 지급")
-_MONEY_IN_TEXT = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(억|천만|백만|만|천)?\s*원")
-_UNIT_WON = {"억": 100_000_000, "천만": 10_000_000, "백만": 1_000_000, "만": 10_000, "천": 1_000, None: 1}
+# Coverage type -> KCD benefit categories (coverage_words.yaml); the tests read it here.
+_TYPE_CATEGORIES = TYPE_CATEGORIES
 
 
-# --- small text helpers ----------------------------------------------------------------------------
-
-def _compact(text: Any) -> str:
-    return re.sub(r"\s+", "", str(text or "")).lower()
-
-
-def _strip_parens(text: str) -> str:
-    return re.sub(r"\([^)]*\)", "", text)
-
-
-def _first_money(sentence: str) -> int | None:
-    match = _MONEY_IN_TEXT.search(sentence)
-    if not match:
-        return None
-    return int(round(float(match.group(1).replace(",", "")) * _UNIT_WON[match.group(2)]))
-
-
-def _name_pieces(name: str) -> list[str]:
-    pieces = re.split(r"[\s·,()/~\[\]]+", name)
-    return [p.lower() for p in pieces if len(p) >= 2 and not p.isdigit()]
-
-
-@lru_cache(maxsize=1)
-def _vocabulary() -> tuple[frozenset[str], int]:
-    """Every word worth finding in a query (compact, lower-case), and the longest word's length.
-
-    Coverage types, the pieces of coverage and rider names and the KCD disease names are included,
-    so that "위암 진단" reads as 위암 + 진단 (not 위 + 암진단) and "갑상선암" as one word.
-    """
-    words: set[str] = set(_EXTRA_WORDS) | set(_SYNONYMS)
-    for product in load_products().values():
-        for cov in product.coverages:
-            words.add(cov.type)
-            words.update(_name_pieces(_strip_parens(cov.name)))
-        for rider in product.riders:
-            words.update(p for p in _name_pieces(_strip_parens(rider.name)) if p != "특약")
-    for row in ref.load_reference().kcd:
-        words.update([row.name, *row.aliases])
-    vocab = frozenset(_compact(w) for w in words if w)
-    return vocab, max(len(w) for w in vocab)
-
-
-def _find_words(text: str) -> list[str]:
-    """Vocabulary words in `text` (spaces ignored), read left to right taking the longest word at each point."""
-    compact = _compact(text)
-    vocab, longest = _vocabulary()
-    found: list[str] = []
-    i = 0
-    while i < len(compact):
-        for size in range(min(longest, len(compact) - i), 0, -1):
-            word = compact[i:i + size]
-            if word in vocab:
-                if word not in found:
-                    found.append(word)
-                i += size
-                break
-        else:
-            i += 1
-    return found
-
-
-def _severity(text: str) -> int | None:
-    compact = _compact(text)
-    cdr = re.search(r"cdr\s*(\d)", compact)
-    if cdr:
-        return min(3, int(cdr.group(1)))
-    for word, level in _SEVERITY_WORDS:
-        if word in compact:
-            return level
-    return None
-
-
-def _grade(text: str) -> int | None:
-    match = re.search(r"(\d)\s*등급", str(text or ""))
-    return int(match.group(1)) if match else None
-
-
-def _code_span(code: str) -> tuple[str, int, int]:
-    start, _, end = code.partition("-")
-    end = end or start
-    return start[0], int(start[1:]), int(end[1:])
-
-
-def _codes_overlap(a: str, b: str) -> bool:
-    la, sa, ea = _code_span(a)
-    lb, sb, eb = _code_span(b)
-    return la == lb and sa <= eb and sb <= ea
-
-
-# --- KCD -------------------------------------------------------------------------------------------
-
-def _kcd_in_text(text: str) -> list[ref.KcdCode]:
-    """KCD rows named in `text`: explicit codes ('C73', 'I20.9') and disease names, longest names first."""
-    if not text:
-        return []
-    rows: list[ref.KcdCode] = []
-    for code in re.findall(r"(?<![A-Za-z])([A-Za-z]\d{2}(?:\.\d+)?)(?!\d)", text):
-        for row in ref.lookup_kcd(code):
-            if row not in rows:
-                rows.append(row)
-    compact = _compact(text)
-    spans: list[tuple[int, int, ref.KcdCode]] = []
-    for row in ref.load_reference().kcd:
-        for alias in sorted({_compact(a) for a in [row.name, *row.aliases]}, key=len, reverse=True):
-            pos = compact.find(alias) if alias else -1
-            if pos >= 0:
-                spans.append((pos, pos + len(alias), row))
-                break
-    for span in sorted(spans, key=lambda s: s[0] - s[1]):  # longest first
-        start, end, row = span
-        inside = any(o is not span and o[0] <= start and end <= o[1] and (o[1] - o[0]) > (end - start)
-                     for o in spans)
-        if not inside and row not in rows:
-            rows.append(row)
-    return rows
-
+# --- views -----------------------------------------------------------------------------------------
 
 def _category_descriptions() -> dict[str, str]:
     return {c["name"]: c["description"] for c in ref.load_reference().table("kcd")["benefit_categories"]}
@@ -334,236 +105,6 @@ def _kcd_view(row: ref.KcdCode) -> dict[str, Any]:
         view["note"] = row.note
     return view
 
-
-@lru_cache(maxsize=None)
-def _named_codes(name: str) -> tuple[str, ...]:
-    """KCD codes whose disease name or alias appears in a coverage name ('갑상선암 진단비' -> C73)."""
-    compact = _compact(_strip_parens(name))
-    return tuple(row.code for row in ref.load_reference().kcd
-                 if any(_compact(a) and _compact(a) in compact for a in [row.name, *row.aliases]))
-
-
-# --- coverages: categories, actions, matching -------------------------------------------------------
-
-def _coverage_categories(cov: Coverage) -> set[str]:
-    cats = set(_TYPE_CATEGORIES.get(cov.type, ()))
-    name = _compact(cov.name)
-    conditions = _compact(" ".join(cov.conditions))
-    if "치매" in name:
-        cats.add("치매")
-    if "상해" in name or "질병또는상해" in conditions:
-        cats.update({"질병입원수술", "상해"})
-    # "유사암 포함" or a 유사암 amount in the conditions: this coverage also pays for 유사암.
-    if any("유사암" in _compact(s) and ("포함" in s or _first_money(s)) for s in cov.conditions):
-        cats.add("유사암")
-    return cats
-
-
-def _coverage_action(cov: Coverage) -> str | None:
-    text = _compact(cov.type + cov.name)
-    for word, action in (("진단", "진단"), ("판정", "진단"), ("수술", "수술"), ("입원", "입원"), ("통원", "통원")):
-        if word in text:
-            return action
-    return None
-
-
-def _coverage_severity(cov: Coverage) -> int | None:
-    return _severity(cov.name) if "치매" in cov.name else None
-
-
-@dataclass
-class _Query:
-    text: str
-    words: list[str]
-    kcd: list[ref.KcdCode] = field(default_factory=list)
-
-    @property
-    def compact(self) -> str:
-        return _compact(self.text)
-
-    @property
-    def content_words(self) -> list[str]:
-        return [w for w in self.words if w not in _GENERIC_WORDS]
-
-    @property
-    def categories(self) -> set[str]:
-        return {c for row in self.kcd for c in row.benefit_categories}
-
-    @property
-    def primary_categories(self) -> set[str]:
-        return {row.benefit_categories[0] for row in self.kcd if row.benefit_categories}
-
-    @property
-    def actions(self) -> set[str]:
-        return {_ACTION_WORDS[w] for w in self.words if w in _ACTION_WORDS}
-
-
-def _query(text: str) -> _Query:
-    return _Query(text=text or "", words=_find_words(text or ""), kcd=_kcd_in_text(text or ""))
-
-
-def _word_score(words: Iterable[str], strong: str, weak: str = "") -> int:
-    """4 per word found in `strong` (name + type), 3 per synonym found there, 1 when only in `weak`."""
-    score = 0
-    for word in words:
-        alternatives = _SYNONYMS.get(word, ())
-        if word in strong:
-            score += 4
-        elif any(_compact(a) in strong for a in alternatives):
-            score += 3
-        elif weak and (word in weak or any(_compact(a) in weak for a in alternatives)):
-            score += 1
-    return score
-
-
-def _score_coverage(q: _Query, cov: Coverage) -> int:
-    """How well a benefit query names this coverage (see the module docstring)."""
-    name = _compact(_strip_parens(cov.name))
-    strong = _compact(cov.name) + "|" + _compact(cov.type)
-    if cov.deductible is not None:  # "자기부담금" names the coverages that have one
-        strong += "|자기부담금|" + _compact(cov.deductible.text)
-    weak = _compact(" ".join([cov.limit_text, *cov.conditions]))
-    score = _word_score(q.words, strong, weak)
-    if name and name in q.compact:
-        score += 6
-    if _compact(cov.type) in q.compact:
-        score += 2
-    if q.categories & _coverage_categories(cov):
-        score += 2
-    grade = _grade(q.text)
-    span = re.search(r"(\d)\s*~\s*(\d)\s*등급", cov.name)
-    if grade is not None and span and int(span.group(1)) <= grade <= int(span.group(2)):
-        score += 3
-    return score
-
-
-def _score_rider(q: _Query, rider: Rider, words: list[str] | None = None) -> int:
-    """4 per word in the rider's name, 3 per synonym there, 2 when only in its description."""
-    name = _compact(rider.name)
-    description = _compact(rider.description)
-    score = 0
-    for word in q.words if words is None else words:
-        alternatives = [_compact(a) for a in _SYNONYMS.get(word, ())]
-        if word in name:
-            score += 4
-        elif any(a in name for a in alternatives):
-            score += 3
-        elif word in description or any(a in description for a in alternatives):
-            score += 2
-    core = _compact(_strip_parens(rider.name).replace("특약", ""))
-    if len(core) >= 2 and core in q.compact:
-        score += 6
-    return score
-
-
-@dataclass
-class _Match:
-    coverages: list[Coverage]  # best-scoring coverages, product order
-    riders: list[Rider]  # best-scoring riders when they beat every coverage
-    related: list[Coverage]  # other coverages with a real match
-    related_riders: list[Rider]
-    score: int
-
-
-def _rank(product: Product, text: str) -> _Match:
-    q = _query(text)
-    cov_scores = [(c, _score_coverage(q, c)) for c in product.coverages]
-    rider_scores = [(r, _score_rider(q, r)) for r in product.riders]
-    best_cov = max((s for _, s in cov_scores), default=0)
-    best_rider = max((s for _, s in rider_scores), default=0)
-    if best_cov < 2 and best_rider < 3:
-        return _Match([], [], [], [], 0)
-    if best_rider > best_cov:
-        top_riders = [r for r, s in rider_scores if s == best_rider]
-        related = [c for c, s in cov_scores if s >= 3]
-        return _Match([], top_riders, related, [r for r, s in rider_scores if 3 <= s < best_rider], best_rider)
-    top = [c for c, s in cov_scores if s == best_cov]
-    related = [c for c, s in cov_scores if 2 <= s < best_cov]
-    return _Match(top, [], related, [r for r, s in rider_scores if s >= 3], best_cov)
-
-
-def _condition_amount(cov: Coverage, q: _Query) -> tuple[str, int] | None:
-    """A condition sentence with its own amount for a sub-case the query names (not named by the coverage)."""
-    own = _compact(_strip_parens(cov.name)) + "|" + _compact(cov.type)
-    for sentence in cov.conditions:
-        amount = _first_money(sentence)
-        if amount is None:
-            continue
-        compact = _compact(sentence)
-        for word in q.content_words:
-            candidates = (word, *(_compact(a) for a in _SYNONYMS.get(word, ())))
-            if word not in own and any(c in compact and c not in own for c in candidates):
-                return sentence, amount
-    return None
-
-
-def _needs_prior_payment(cov: Coverage) -> bool:
-    """A coverage paid only after another one ("최초 일반암 진단비가 지급된 후에만 보장됩니다")."""
-    return any(re.search(r"지급된\s*후", s) for s in cov.conditions)
-
-
-def _event_match(product: Product, q: _Query) -> dict[str, Any]:
-    """The product's coverages an event triggers: main (named or by the disease's primary category), possible."""
-    scored = []
-    for cov in product.coverages:
-        strong = _compact(cov.name) + "|" + _compact(cov.type)
-        words = _word_score(q.content_words, strong)
-        name = _compact(_strip_parens(cov.name))
-        if name and name in q.compact:
-            words += 6
-        cats = _coverage_categories(cov)
-        scored.append((cov, words, cats))
-    event_cats = set(q.primary_categories)
-    for category, words in _EVENT_CATEGORY_WORDS.items():
-        if any(w in q.compact for w in words):
-            event_cats.add(category)
-    if q.actions & {"입원", "수술"}:
-        event_cats.add("상해" if "상해" in event_cats else "질병입원수술")
-    main = [c for c, w, cats in scored if w >= 3 or (cats & event_cats)]
-    possible = [c for c, w, cats in scored if c not in main and cats & q.categories]
-
-    # A coverage naming specific diseases ("갑상선암 진단비", "기타피부암·제자리암·경계성종양 진단비")
-    # yields to one naming the event's disease.
-    event_codes = [row.code for row in q.kcd]
-    if event_codes:
-        hits = [c for c in main if any(_codes_overlap(a, b) for a in _named_codes(c.name) for b in event_codes)]
-        if hits:
-            main = [c for c in main if c in hits or not _named_codes(c.name)
-                    or not (_coverage_categories(c) & _coverage_categories(hits[0]))]
-
-    # Dementia stage: a coverage for a worse stage than the event's does not pay.
-    severity = _severity(q.text)
-    severity_excluded = []
-    if severity is not None:
-        for cov in list(main):
-            level = _coverage_severity(cov)
-            if level is not None and level > severity:
-                main.remove(cov)
-                stage = {1: "경도", 2: "중등도", 3: "중증"}[severity]
-                severity_excluded.append({"coverage_id": cov.id, "name": cov.name,
-                                          "reason": f"{cov.name}은(는) {cov.limit_text}에 지급하므로 {stage} 단계는 해당하지 않습니다."})
-
-    # Words naming a coverage beat a category-only match, unless the event names that coverage's action.
-    named = {c.id for c, w, _ in scored if w >= 3}
-    if any(c.id in named for c in main):
-        main = [c for c in main if c.id in named or _coverage_action(c) in q.actions
-                or (_coverage_action(c) == "진단" and q.kcd and not q.actions)]
-    # Actions: keep the coverages of what happened (a named disease implies its diagnosis).
-    actions = set(q.actions)
-    if q.kcd:
-        actions.add("진단")
-    if q.actions:
-        kept = [c for c in main if _coverage_action(c) in actions or _coverage_action(c) is None]
-    else:
-        kept = [c for c in main if _coverage_action(c) in (None, "진단")] or main
-    # A benefit paid only after another one ("지급된 후") follows it; it is named or only possible.
-    follow_ups = [c for c in kept if _needs_prior_payment(c) and c.id not in named]
-    kept = [c for c in kept if c not in follow_ups]
-    possible = [c for c in product.coverages if c in possible or (c in main and c not in kept)]
-    return {"main": kept, "possible": possible, "severity_excluded": severity_excluded}
-
-
-# --- views -----------------------------------------------------------------------------------------
 
 def _days_text(days: int) -> str:
     if days and days % 365 == 0:
@@ -618,7 +159,7 @@ def _coverage_full(cov: Coverage) -> dict[str, Any]:
         "reduction": _reduction_view(cov),
         "reduction_period": cov.reduction.text if cov.reduction else "감액기간 없음",
         "conditional_amounts": [{"condition": s, **money("amount", a)}
-                                for s in cov.conditions if (a := _first_money(s)) is not None],
+                                for s in cov.conditions if (a := first_money(s)) is not None],
     }
     if cov.deductible is not None:
         view["deductible"] = {"ratio": cov.deductible.ratio, **money("minimum", cov.deductible.minimum_won),
@@ -629,17 +170,6 @@ def _coverage_full(cov: Coverage) -> dict[str, Any]:
 def _rider_view(rider: Rider) -> dict[str, Any]:
     return {"rider_code": rider.code, "name": rider.name, "description": rider.description,
             **money("amount", rider.amount), "pay_basis": rider.pay_basis}
-
-
-def _coverage_keywords(cov: Coverage) -> set[str]:
-    words = {w for w in _find_words(cov.name + " " + cov.type) if w not in _GENERIC_WORDS}
-    words.update(c for c in _coverage_categories(cov) if c != "질병입원수술")
-    words.add(_compact(cov.type))
-    return {w for w in words if w}
-
-
-def _sentences_about(sentences: Iterable[str], keywords: set[str]) -> list[str]:
-    return [s for s in sentences if any(k in _compact(s) for k in keywords)]
 
 
 def _annuity_view(product: Product) -> dict[str, Any] | None:
@@ -690,7 +220,6 @@ def _clean_days(value: Any) -> int | None:
     return int(round(min(total, 100_000)))
 
 
-
 def _parse_date(text: str | None) -> dt.date | None:
     if not text:
         return None
@@ -703,22 +232,14 @@ def _parse_date(text: str | None) -> dt.date | None:
         return None
 
 
-def _text(value: Any) -> str | None:
-    return clean_text(value)
-
-
-def _age(value: Any) -> int | None:
-    return clean_age(value)
-
-
-def _won(value: Any) -> int | None:
-    return clean_won(value)
-
-
 def _sum_insured(value: Any) -> int | None:
     """A sum insured: below 1만원 it was said in 만원 ("3000", "5천" -> 3,000만원, 5,000만원), as agents say it."""
     won = clean_won(value, small_unit=10_000, below=10_000)
     return won * 10_000 if won is not None and won < 10_000 else won
+
+
+Days = Annotated[int | None, BeforeValidator(_clean_days)]
+SumInsured = Annotated[int | None, BeforeValidator(_sum_insured)]
 
 
 # --- argument schemas ------------------------------------------------------------------------------
@@ -728,9 +249,7 @@ _DAYS_DESC = "계약일부터 사고·진단일까지 지난 기간 (예: 30일,
 
 
 class _ProductArgs(BaseModel):
-    product: str | None = Field(default=None, description=_PRODUCT_DESC)
-
-    _product = field_validator("product", mode="before")(_text)
+    product: Text = described(_PRODUCT_DESC)
 
 
 class CoverageSummaryArgs(_ProductArgs):
@@ -738,81 +257,59 @@ class CoverageSummaryArgs(_ProductArgs):
 
 
 class CoverageDetailArgs(_ProductArgs):
-    coverage_type: str | None = Field(
-        default=None, description="자세히 볼 보장 종류 (예: 암, 갑상선암, 사망, 치아, 임플란트, 입원, 치매, 간병, 자기부담금)")
-
-    _coverage_type = field_validator("coverage_type", mode="before")(_text)
+    coverage_type: Text = described(
+        "자세히 볼 보장 종류 (예: 암, 갑상선암, 사망, 치아, 임플란트, 입원, 치매, 간병, 자기부담금)")
 
 
 class BenefitAmountArgs(_ProductArgs):
-    benefit: str | None = Field(default=None, description="금액을 알고 싶은 보장(급부) (예: 일반암 진단비, 갑상선암, 임플란트, 사망보험금)")
-    sum_insured: int | None = Field(default=None, description="가입금액 (예: 5000만원, 3천만원). 생략하면 기본플랜 기준")
-    plan: str | None = Field(default=None, description="플랜 설명 (예: 기본플랜, 가입금액 5천만원 플랜)")
-    age: int | None = Field(default=None, description="피보험자 나이(만 나이), 가입 나이 확인용")
-    days_since_contract: int | None = Field(default=None, description=_DAYS_DESC)
-
-    _benefit = field_validator("benefit", "plan", mode="before")(_text)
-    _sum = field_validator("sum_insured", mode="before")(_sum_insured)
-    _age = field_validator("age", mode="before")(_age)
-    _days = field_validator("days_since_contract", mode="before")(_clean_days)
+    benefit: Text = described("금액을 알고 싶은 보장(급부) (예: 일반암 진단비, 갑상선암, 임플란트, 사망보험금)")
+    sum_insured: SumInsured = described("가입금액 (예: 5000만원, 3천만원). 생략하면 기본플랜 기준")
+    plan: Text = described("플랜 설명 (예: 기본플랜, 가입금액 5천만원 플랜)")
+    age: Age = described("피보험자 나이(만 나이), 가입 나이 확인용")
+    days_since_contract: Days = described(_DAYS_DESC)
 
 
 class BenefitLimitArgs(_ProductArgs):
-    benefit: str | None = Field(default=None, description="한도를 알고 싶은 보장 (예: 임플란트, 재진단암, 입원일당, 벌금)")
-
-    _benefit = field_validator("benefit", mode="before")(_text)
+    benefit: Text = described("한도를 알고 싶은 보장 (예: 임플란트, 재진단암, 입원일당, 벌금)")
 
 
 class EventEligibilityArgs(_ProductArgs):
-    event: str | None = Field(
-        default=None, description="고객이 말한 사고·질병·치료 상황 (예: 가입 3개월 뒤 갑상선암 진단받고 수술함, 넘어져 팔이 부러짐)")
-    days_since_contract: int | None = Field(default=None, description=_DAYS_DESC)
-    kcd_code: str | None = Field(default=None, description="진단서의 질병분류코드(KCD)가 있으면 (예: C73, I63)")
-    contract_date: str | None = Field(default=None, description="계약일 (예: 2025-03-01). 경과일을 모를 때 사용")
-    event_date: str | None = Field(default=None, description="진단·사고일 (예: 2025-09-15). 생략하면 오늘 기준")
-
-    _texts = field_validator("event", "kcd_code", "contract_date", "event_date", mode="before")(_text)
-    _days = field_validator("days_since_contract", mode="before")(_clean_days)
+    event: Text = described(
+        "고객이 말한 사고·질병·치료 상황 (예: 가입 3개월 뒤 갑상선암 진단받고 수술함, 넘어져 팔이 부러짐)")
+    days_since_contract: Days = described(_DAYS_DESC)
+    kcd_code: Text = described("진단서의 질병분류코드(KCD)가 있으면 (예: C73, I63)")
+    contract_date: Text = described("계약일 (예: 2025-03-01). 경과일을 모를 때 사용")
+    event_date: Text = described("진단·사고일 (예: 2025-09-15). 생략하면 오늘 기준")
 
 
 class DefinitionArgs(BaseModel):
-    term: str | None = Field(default=None, description="정의를 알고 싶은 의학·보험 용어 (예: 유사암, 경도치매, 면책기간, 장기요양등급)")
-
-    _term = field_validator("term", mode="before")(_text)
+    term: Text = described("정의를 알고 싶은 의학·보험 용어 (예: 유사암, 경도치매, 면책기간, 장기요양등급)")
 
 
 class IcdArgs(BaseModel):
-    query: str | None = Field(default=None, description="KCD/ICD 코드 또는 병명 (예: C73, F01, I20.9, 갑상선암, 뇌경색)")
-
-    _query = field_validator("query", mode="before")(_text)
+    query: Text = described("KCD/ICD 코드 또는 병명 (예: C73, F01, I20.9, 갑상선암, 뇌경색)")
 
 
 class ConflictArgs(BaseModel):
-    situation: str | None = Field(
-        default=None, description="함께 청구하려는 보장들이나 상황 (예: 갑상선암 진단비와 암진단비, 같은 날 두 가지 수술)")
-    product: str | None = Field(default=None, description="특정 상품의 조건도 함께 볼 때 상품명 또는 상품코드 (선택)")
-
-    _texts = field_validator("situation", "product", mode="before")(_text)
+    situation: Text = described(
+        "함께 청구하려는 보장들이나 상황 (예: 갑상선암 진단비와 암진단비, 같은 날 두 가지 수술)")
+    product: Text = described("특정 상품의 조건도 함께 볼 때 상품명 또는 상품코드 (선택)")
 
 
 class RiderBundleArgs(_ProductArgs):
-    goal: str | None = Field(default=None, description="보장 목적 (예: 암 치료비 강화, 치아 임플란트 대비, 치매 간병, 입원·수술 위주)")
-    monthly_budget: int | None = Field(default=None, description="월 보험료 예산 (예: 월 5만원)")
-    age: int | None = Field(default=None, description="피보험자 나이(만 나이), 특약 보험료 계산용")
-    sex: str | None = Field(default=None, description="피보험자 성별: 남성 또는 여성, 특약 보험료 계산용")
-    payment_term: str | None = Field(default=None, description="납입기간 (예: 20년납, 전기납). 생략하면 기본 납입기간")
-
-    _texts = field_validator("goal", "sex", "payment_term", mode="before")(_text)
-    _budget = field_validator("monthly_budget", mode="before")(_won)
-    _age = field_validator("age", mode="before")(_age)
+    goal: Text = described("보장 목적 (예: 암 치료비 강화, 치아 임플란트 대비, 치매 간병, 입원·수술 위주)")
+    monthly_budget: Won = described("월 보험료 예산 (예: 월 5만원)")
+    age: Age = described("피보험자 나이(만 나이), 특약 보험료 계산용")
+    sex: Text = described("피보험자 성별: 남성 또는 여성, 특약 보험료 계산용")
+    payment_term: Text = described("납입기간 (예: 20년납, 전기납). 생략하면 기본 납입기간")
 
 
 # --- shared steps ----------------------------------------------------------------------------------
 
-def _ask_benefit(product: Product, field_name: str, what: str) -> dict[str, Any]:
+def _ask_benefit(product: Product, what: str) -> dict[str, Any]:
     options = _coverage_options(product)
     ask = f"{product.name}의 어느 보장{what} 알려주세요. (보장: {', '.join(options)})"
-    return needs_user_input([field_name], ask, product=product.name, options=options)
+    return needs_user_input(["benefit"], ask, product=product.name, options=options)
 
 
 def _benefit_not_found(product: Product, text: str) -> dict[str, Any]:
@@ -824,20 +321,19 @@ def _benefit_not_found(product: Product, text: str) -> dict[str, Any]:
     return result
 
 
-def _basis_coverage(product: Product) -> Coverage | None:
-    """The coverage whose amount is the product's sum insured (its name is in `sum_insured_basis`)."""
-    basis = _compact(product.sum_insured_basis)
-    best, best_len = None, 0
-    for cov in product.coverages:
-        name = _compact(_strip_parens(cov.name))
-        if name and name in basis:
-            length = len(name) + 100
-        else:
-            m = difflib.SequenceMatcher(None, name, basis).find_longest_match(0, len(name), 0, len(basis))
-            length = m.size
-        if length > best_len:
-            best, best_len = cov, length
-    return best if best_len >= 4 else None
+def _product_and_benefit(product: str | None, benefit: str | None,
+                         what: str) -> tuple[Product, BenefitMatch] | dict[str, Any]:
+    """The product and the coverages (or riders) `benefit` names in it, or the result to return:
+    the product asked for or not found, the benefit asked for ("어느 보장{what} 알려주세요") or not found."""
+    p = require_product(product)
+    if isinstance(p, dict):
+        return p
+    if is_blank(benefit):
+        return _ask_benefit(p, what)
+    match = rank(p, benefit)
+    if not match.coverages and not match.riders:
+        return _benefit_not_found(p, benefit)
+    return p, match
 
 
 def _period_status(cov: Coverage, days: int | None, accidental: bool, amount: int) -> dict[str, Any]:
@@ -921,13 +417,9 @@ def coverage_summary(product: str | None = None) -> dict[str, Any]:
 def coverage_detail(product: str | None = None, coverage_type: str | None = None) -> dict[str, Any]:
     """상품의 보장 하나(암·갑상선암 진단, 사망, 치아·임플란트, 입원, 치매·간병 등)의 지급 조건, 한도, 면책·감액기간,
     관련 보장 제외 사항을 자세히 설명합니다. 금액만 필요하면 benefit_amount_lookup, 청구 절차는 claim_guide를 씁니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
-    if isinstance(found, dict):
-        return found
-    p = found
+    p = require_product(product)
+    if isinstance(p, dict):
+        return p
     if is_blank(coverage_type):
         # "보장 내용 자세히" without a coverage: every coverage in detail, with the product-level rules.
         details = [_coverage_full(c) for c in p.coverages]
@@ -947,25 +439,25 @@ def coverage_detail(product: str | None = None, coverage_type: str | None = None
             ask="특정 보장(예: " + ", ".join(c.type for c in p.coverages[:3]) + ")을 말씀하시면 그 보장만 자세히 안내합니다.",
             note=BASIC_PLAN_NOTE,
         )
-    match = _rank(p, coverage_type)
+    match = rank(p, coverage_type)
     if not match.coverages and not match.riders:
         return _benefit_not_found(p, coverage_type)
 
-    q = _query(coverage_type)
+    q = parse_query(coverage_type)
     details = []
     keywords: set[str] = set(q.content_words)
     for cov in match.coverages:
         view = _coverage_full(cov)
-        special = _condition_amount(cov, q)
+        special = condition_amount(cov, q)
         if special:
             view["matched_condition"] = {"condition": special[0], **money("amount", special[1])}
         details.append(view)
-        keywords |= _coverage_keywords(cov)
+        keywords |= coverage_keywords(cov)
     for rider in match.riders:
-        keywords |= {w for w in _find_words(rider.name) if w not in _GENERIC_WORDS}
+        keywords |= rider_keywords(rider)
     keywords.discard("")
-    exclusions = _sentences_about(p.exclusions, keywords)
-    waiver = _sentences_about(p.premium_waiver, keywords)
+    exclusions = sentences_about(p.exclusions, keywords)
+    waiver = sentences_about(p.premium_waiver, keywords)
     if match.coverages:
         names = ", ".join(c.name for c in match.coverages)
         summary = f"{p.name} '{coverage_type}' 관련 보장 {len(match.coverages)}개: " + "; ".join(
@@ -1005,18 +497,10 @@ def benefit_amount_lookup(
 ) -> dict[str, Any]:
     """보장(급부) 하나에서 지급되는 보험금 액수를 한 금액으로 알려줍니다(가입금액·계약 경과기간을 주면 그 기준, 감액기간이면 감액 금액).
     지급 조건이나 보장 구조 설명은 coverage_detail, 횟수·한도는 benefit_limit_rules를 씁니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = _product_and_benefit(product, benefit, "의 금액을 알고 싶으신지")
     if isinstance(found, dict):
         return found
-    p = found
-    if is_blank(benefit):
-        return _ask_benefit(p, "benefit", "의 금액을 알고 싶으신지")
-    match = _rank(p, benefit)
-    if not match.coverages and not match.riders:
-        return _benefit_not_found(p, benefit)
+    p, match = found
 
     notes: list[str] = []
     if match.riders:
@@ -1036,10 +520,10 @@ def benefit_amount_lookup(
             ["benefit"], f"'{benefit}'에 해당하는 보장이 {len(options)}개입니다: {', '.join(options)}. 어느 보장의 금액인지 알려주세요.",
             product=p.name, options=[c.name for c in match.coverages])
     cov = match.coverages[0]
-    q = _query(benefit)
+    q = parse_query(benefit)
     amount = cov.amount
     basis_text = f"{cov.name} 기본플랜 금액"
-    special = _condition_amount(cov, q)
+    special = condition_amount(cov, q)
     if special:
         amount = special[1]
         basis_text = special[0]
@@ -1050,7 +534,7 @@ def benefit_amount_lookup(
     if sum_insured is None and stated:  # "가입금액 5천이면 사망보험금은?"
         sum_insured = _sum_insured(stated.group(1))
     if sum_insured is not None:
-        base = _basis_coverage(p)
+        base = basis_coverage(p)
         if not p.sum_insured_min <= sum_insured <= p.sum_insured_max:
             return rejected(
                 f"{p.name}의 가입금액({p.sum_insured_basis})은 {won_text(p.sum_insured_min)}부터 "
@@ -1119,18 +603,10 @@ def benefit_amount_lookup(
 def benefit_limit_rules(product: str | None = None, benefit: str | None = None) -> dict[str, Any]:
     """보장별 지급 한도 규칙(연간·보험기간 중 횟수, 최대 개수·일수, 몇 년에 1회, 1회당 한도 금액)을 알려줍니다.
     한 번에 받는 금액만 궁금하면 benefit_amount_lookup을 씁니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = _product_and_benefit(product, benefit, "의 한도를 알고 싶으신지")
     if isinstance(found, dict):
         return found
-    p = found
-    if is_blank(benefit):
-        return _ask_benefit(p, "benefit", "의 한도를 알고 싶으신지")
-    match = _rank(p, benefit)
-    if not match.coverages and not match.riders:
-        return _benefit_not_found(p, benefit)
+    p, match = found
     limits = []
     for cov in match.coverages:
         structured = _limit_lines(cov.limit)
@@ -1173,7 +649,7 @@ def event_eligibility_check(
         return needs_user_input(["event"], "어떤 사고나 질병인지(진단명, 진단서의 질병코드, 다친 경위) 알려주세요.",
                                 **({"product": product} if product else {}))
     if is_blank(product):
-        covering = [pr.name for pr in load_products().values() if _event_match(pr, _query(event_text))["main"]]
+        covering = [pr.name for pr in load_products().values() if match_event(pr, parse_query(event_text)).main]
         ask = "어느 상품으로 보장 여부를 확인할지 상품명을 알려주세요."
         if covering:
             ask += f" (이 상황을 보장할 수 있는 상품: {', '.join(covering)})"
@@ -1198,12 +674,11 @@ def event_eligibility_check(
         if days < 0:
             return needs_user_input(["contract_date", "event_date"], "진단(사고)일이 계약일보다 앞섭니다. 두 날짜를 다시 확인해 주세요.",
                                     contract_date=contract_date, event_date=event_date)
-    q = _query(event_text)
+    q = parse_query(event_text)
     if kcd_code and not ref.lookup_kcd(kcd_code):
         notes.append(f"KCD 코드 '{kcd_code}'은(는) 참조표에 없어 상황 설명으로만 판단했습니다.")
-    m = _event_match(p, q)
-    main: list[Coverage] = m["main"]
-    accidental = any(w in q.compact for w in _ACCIDENT_WORDS) or "상해" in q.primary_categories
+    m = match_event(p, q)
+    main: list[Coverage] = m.main
 
     result: dict[str, Any] = {
         **product_ref(p),
@@ -1212,29 +687,18 @@ def event_eligibility_check(
         "kcd": [_kcd_view(row) for row in q.kcd],
         "notice": PRECHECK_NOTICE,
     }
-    riders = [r for r in p.riders if _score_rider(q, r, q.content_words) >= 3]
+    riders = [r for r in p.riders if score_rider(q, r, q.content_words) >= 3]
     if riders:
         result["riders_to_check"] = [_rider_view(r) for r in riders]
-    result["possible_coverages"] = [_coverage_brief(c) for c in m["possible"]]
-    if m["severity_excluded"]:
-        result["not_matching_stage"] = m["severity_excluded"]
+    result["possible_coverages"] = [_coverage_brief(c) for c in m.possible]
+    if m.severity_excluded:
+        result["not_matching_stage"] = m.severity_excluded
     for row in q.kcd:
         if row.note and ("대상이 아니" in row.note or "상해 보장" in row.note):
             notes.append(f"{row.code} {row.name}: {row.note}")
 
-    # Exclusions named in the event.
-    sentences = list(p.exclusions) + [s for c in main for s in c.conditions if _NEGATIVE_SENTENCE.search(s)]
-    triggered = []
-    for pattern, words in _EXCLUSION_TRIGGERS:
-        if not re.search(pattern, q.compact):
-            continue
-        for sentence in sentences:
-            if any(_compact(w) in _compact(sentence) for w in words) and sentence not in triggered:
-                years = re.search(r"(\d+)년\s*이내", sentence)
-                if years and days is not None and days > int(years.group(1)) * 365:
-                    notes.append(f"'{sentence}' — 계약일부터 {years.group(1)}년이 지나 해당하지 않습니다.")
-                    continue
-                triggered.append(sentence)
+    triggered, expired = exclusions_named(p, main, q, days)
+    notes.extend(expired)
 
     if not main:
         recognised = bool(q.kcd or q.content_words or q.actions)
@@ -1245,7 +709,7 @@ def event_eligibility_check(
             verdict = VERDICT_UNKNOWN
             result["ask"] = "어떤 질병으로 진단받았는지(진단명이나 질병코드) 또는 어떻게 다쳤는지 구체적으로 알려주세요."
             reason = "설명만으로는 어떤 보장에 해당하는지 알 수 없습니다."
-        elif riders and not m["severity_excluded"]:
+        elif riders and not m.severity_excluded:
             verdict = VERDICT_UNKNOWN
             names = ", ".join(r.name for r in riders)
             result["ask"] = f"{names}에 가입하셨는지 확인해 주세요. 주계약에는 이 보장이 없습니다."
@@ -1253,20 +717,20 @@ def event_eligibility_check(
         else:
             verdict = VERDICT_EXCLUDED
             reason = f"{p.name}에는 이 상황에 해당하는 보장이 없습니다."
-            if m["severity_excluded"]:
-                reason = "; ".join(x["reason"] for x in m["severity_excluded"])
-            if m["possible"]:
-                reason += " 다만 조건을 충족하면 다음 보장이 해당될 수 있습니다: " + ", ".join(c.name for c in m["possible"])
+            if m.severity_excluded:
+                reason = "; ".join(x["reason"] for x in m.severity_excluded)
+            if m.possible:
+                reason += " 다만 조건을 충족하면 다음 보장이 해당될 수 있습니다: " + ", ".join(c.name for c in m.possible)
         weak = [s for c in p.coverages for s in c.conditions
-                if any(w in _compact(s) for w in q.content_words)]
+                if any(w in compact(s) for w in q.content_words)]
         notes.extend(s for s in weak if s not in notes)
         result.update(verdict=verdict, reason=reason, matched_coverages=[], exclusions_triggered=triggered)
     else:
         coverages = []
         for cov in main:
-            special = _condition_amount(cov, q)
+            special = condition_amount(cov, q)
             amount = special[1] if special else cov.amount
-            status = _period_status(cov, days, accidental, amount)
+            status = _period_status(cov, days, q.accidental, amount)
             coverages.append({
                 **_coverage_brief(cov),
                 **money("amount", amount),
@@ -1289,7 +753,7 @@ def event_eligibility_check(
         else:
             # The verdict follows the diagnosis benefits when the event triggers any (the others follow them).
             order = [VERDICT_COVERED, VERDICT_REDUCED, VERDICT_WAITING]
-            primary = [c for c, cov in zip(coverages, main) if _coverage_action(cov) == "진단"] or coverages
+            primary = [c for c, cov in zip(coverages, main) if coverage_action(cov) == "진단"] or coverages
             verdict = min((c["status"] or VERDICT_COVERED for c in primary), key=order.index)
             lines = [f"{c['name']} {c['status'] or VERDICT_COVERED}"
                      + (f" {c['payable_amount_text']}" if c.get("payable_amount_text") else f" {c['amount_text']}")
@@ -1323,7 +787,7 @@ def diagnosis_definition_lookup(term: str | None = None) -> dict[str, Any]:
         names = [n for d in reference.definitions for n in [d.term, *d.aliases]]
         close = difflib.get_close_matches(term, names, n=3, cutoff=0.4)
         result = not_found("term", term, close)
-        kcd = _kcd_in_text(term)
+        kcd = kcd_in_text(term)
         if kcd:
             result["kcd_matches"] = [{"code": k.code, "name": k.name} for k in kcd]
             result["hint"] = "용어 정의는 없지만 질병코드 표에 있습니다. 코드·병명은 icd_mapping_lookup으로 확인하세요."
@@ -1335,9 +799,9 @@ def diagnosis_definition_lookup(term: str | None = None) -> dict[str, Any]:
         row = next((r for r in rows if r.code == code), rows[0] if rows else None)
         related.append({"code": code, "name": row.name if row else None})
     extra: dict[str, Any] = {}
-    if _compact(term) not in {_compact(a) for a in [definition.term, *definition.aliases]}:
+    if compact(term) not in {compact(a) for a in [definition.term, *definition.aliases]}:
         extra["matched_by"] = f"'{term}'에서 찾은 용어 '{definition.term}'의 정의입니다."
-    named = [k for k in _kcd_in_text(term) if k.code not in definition.related_codes]
+    named = [k for k in kcd_in_text(term) if k.code not in definition.related_codes]
     if named:
         extra["query_kcd"] = [{"code": k.code, "name": k.name} for k in named]
     return ok(
@@ -1361,7 +825,7 @@ def icd_mapping_lookup(query: str | None = None) -> dict[str, Any]:
     if is_blank(query):
         return needs_user_input(["query"], "찾을 질병코드(예: C73)나 병명(예: 갑상선암)을 알려주세요.")
     text = str(query)
-    rows = list(ref.lookup_kcd(text)) or _kcd_in_text(text)
+    rows = list(ref.lookup_kcd(text)) or kcd_in_text(text)
     codes = re.findall(r"(?<![A-Za-z])([A-Za-z]\d{2})", text)
     if len(codes) == 2 and re.search(r"부터|까지|~|-", text):
         for row in ref.lookup_kcd(f"{codes[0]}-{codes[1]}"):
@@ -1385,10 +849,10 @@ def icd_mapping_lookup(query: str | None = None) -> dict[str, Any]:
         view = _kcd_view(row)
         if "-" in row.code:
             view["codes_in_range"] = [f"{k.code} {k.name}" for k in reference.kcd
-                                      if "-" not in k.code and _codes_overlap(k.code, row.code)]
+                                      if "-" not in k.code and codes_overlap(k.code, row.code)]
         else:
             view["within_ranges"] = [f"{k.code} {k.name}" for k in reference.kcd
-                                     if "-" in k.code and _codes_overlap(row.code, k.code)]
+                                     if "-" in k.code and codes_overlap(row.code, k.code)]
         matches.append(view)
     summary = "; ".join(f"{m['code']} {m['name']} (보장 분류: {', '.join(m['benefit_categories']) or '없음'})"
                         for m in matches)
@@ -1413,18 +877,8 @@ def multi_benefit_conflict_rule(situation: str | None = None, product: str | Non
                 "rule": r.rule, "example": r.example} for r in rules]
     product_rules = []
     if p is not None:
-        q = _query(situation)
-        words = set(q.content_words) | {_compact(a) for w in q.content_words for a in _SYNONYMS.get(w, ())}
-        if not words:
-            words = {w for w in q.words}
-        for cov in p.coverages:
-            own = _coverage_keywords(cov)
-            for sentence in [cov.limit_text, *cov.conditions]:
-                if not any(r in sentence for r in _RELATION_WORDS):
-                    continue
-                compact = _compact(sentence)
-                if any(w in compact for w in words) or (own & words):
-                    product_rules.append({"coverage_id": cov.id, "coverage": cov.name, "rule": sentence})
+        product_rules = [{"coverage_id": cov.id, "coverage": cov.name, "rule": sentence}
+                         for cov, sentence in relating_conditions(p, situation)]
     if not general and not product_rules:
         titles = [r.title for r in ref.load_reference().conflict_rules]
         result = not_found("conflict_rule", situation, titles)
@@ -1455,9 +909,9 @@ def rider_bundle_recommend(
     if is_blank(product):
         candidates = []
         if goal:
-            q = _query(goal)
+            q = parse_query(goal)
             candidates = [pr.name for pr in load_products().values()
-                          if any(_score_rider(q, r) >= 3 for r in pr.riders)]
+                          if any(score_rider(q, r) >= 3 for r in pr.riders)]
         ask = "어느 상품에 붙일 특약을 추천할지 상품명을 알려주세요."
         if candidates:
             ask += f" (목적에 맞는 특약이 있는 상품: {', '.join(candidates)})"
@@ -1472,8 +926,8 @@ def rider_bundle_recommend(
                                 product=p.name, options=[r.name for r in p.riders])
     if not p.riders:
         return ok(**product_ref(p), goal=goal, bundle=[], summary=f"{p.name}에는 추가할 수 있는 특약이 없습니다.")
-    q = _query(goal)
-    scored = sorted(((r, _score_rider(q, r)) for r in p.riders), key=lambda rs: -rs[1])
+    q = parse_query(goal)
+    scored = sorted(((r, score_rider(q, r)) for r in p.riders), key=lambda rs: -rs[1])
     chosen = [(r, s) for r, s in scored if s >= 2]
     if not chosen:
         return ok(**product_ref(p), goal=goal, bundle=[],

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.tools import tool
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator
 
 from toolroute.domains.insurance import customers as db
 from toolroute.domains.insurance import products
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok
+from toolroute.domains.insurance.tools.schemas import described
 
 VERDICT_OK = "가입 가능"
 VERDICT_DUPLICATE = "중복 주의"
@@ -40,36 +41,29 @@ def _parse_age(value: Any) -> Any:
     return value
 
 
-class _CustomerArgs(BaseModel):
-    customer_id: str | None = Field(default=None, description="고객번호 (예: C0001). 알고 있으면 이름보다 우선합니다.")
-    name: str | None = Field(default=None, description="계약자(고객) 이름 (예: 김민수)")
-    age: int | None = Field(default=None, description="고객 나이(만 나이). 같은 이름의 고객이 여러 명일 때 구분에 사용")
-    sex: str | None = Field(default=None, description="고객 성별: 남성 또는 여성. 같은 이름의 고객 구분에 사용")
+CustomerAge = Annotated[int | None, BeforeValidator(_parse_age)]
 
-    _age = field_validator("age", mode="before")(_parse_age)
+
+class _CustomerArgs(BaseModel):
+    customer_id: str | None = described("고객번호 (예: C0001). 알고 있으면 이름보다 우선합니다.")
+    name: str | None = described("계약자(고객) 이름 (예: 김민수)")
+    age: CustomerAge = described("고객 나이(만 나이). 같은 이름의 고객이 여러 명일 때 구분에 사용")
+    sex: str | None = described("고객 성별: 남성 또는 여성. 같은 이름의 고객 구분에 사용")
 
 
 class ContractLookupArgs(_CustomerArgs):
-    status: str | None = Field(
-        default=None, description="보고 싶은 계약 상태만 거를 때: 유지, 해지, 실효, 만기 (생략하면 전체)"
-    )
+    status: str | None = described("보고 싶은 계약 상태만 거를 때: 유지, 해지, 실효, 만기 (생략하면 전체)")
 
 
 class DuplicateCheckArgs(_CustomerArgs):
-    product: str | None = Field(
-        default=None, description="추가로 가입하려는 상품명 또는 상품코드 (예: 실속치매보험, B005)"
-    )
-    category: str | None = Field(
-        default=None, description="상품명 대신 보장 종류로 확인할 때 (예: 암, 치매, 치아, 종신, 실손)"
-    )
+    product: str | None = described("추가로 가입하려는 상품명 또는 상품코드 (예: 실속치매보험, B005)")
+    category: str | None = described("상품명 대신 보장 종류로 확인할 때 (예: 암, 치매, 치아, 종신, 실손)")
 
 
 class CustomerSearchArgs(BaseModel):
-    name: str | None = Field(default=None, description="고객 이름 (예: 이영희)")
-    age: int | None = Field(default=None, description="고객 나이(만 나이)")
-    sex: str | None = Field(default=None, description="고객 성별: 남성 또는 여성")
-
-    _age = field_validator("age", mode="before")(_parse_age)
+    name: str | None = described("고객 이름 (예: 이영희)")
+    age: CustomerAge = described("고객 나이(만 나이)")
+    sex: str | None = described("고객 성별: 남성 또는 여성")
 
 
 # --- shared steps --------------------------------------------------------------------------------

@@ -14,36 +14,35 @@ Which tool for which question:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.tools import tool
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator
 
 from toolroute.domains.insurance import products as catalog
 from toolroute.domains.insurance.products import Product
 from toolroute.domains.insurance.tools._common import (
     age_rejection,
-    check_age,
     clean_age,
-    clean_names,
-    clean_text,
     clean_won,
     join_age_text,
     money,
     product_ref,
     renewal_text,
     require,
+    require_person,
+    require_product,
+    resolve_person,
     resolve_product,
     resolve_products,
-    resolve_sex,
     split_names,
     won_text,
 )
 from toolroute.domains.insurance.tools.customer_db import categories_overlap
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok, rejected
+from toolroute.domains.insurance.tools.schemas import INSURED_AGE, Age, Names, Text, described
 
 PRODUCT_DESCRIPTION = "상품명 또는 상품코드 (예: 건강해지는종신보험, 실속치매보험, B003)"
-AGE_DESCRIPTION = "피보험자 나이(만 나이, 예: 55 또는 '55세')"
 SEX_DESCRIPTION = "피보험자 성별: 남성 또는 여성 (남/여, 아버지·어머니 같은 가족 호칭도 가능)"
 TERM_DESCRIPTION = "납입기간 (예: 10년납, 20년납, 전기납). 생략하면 상품의 기본 플랜 납입기간"
 ESTIMATE_NOTE = "기본 플랜 기준 예시 보험료이며, 실제 보험료는 가입금액·특약·심사 결과에 따라 달라질 수 있습니다."
@@ -69,10 +68,6 @@ SURRENDER_TYPE_TEXT = {
 
 # --- argument schemas ----------------------------------------------------------------------------
 
-def _field(description: str) -> Any:
-    return Field(default=None, description=description)
-
-
 def _clean_income(value: Any) -> int | None:
     """Annual income: a bare number below 100,000 is read in 만원 ('5000' = 5,000만원)."""
     return clean_won(value, small_unit=10_000, below=100_000)
@@ -89,96 +84,79 @@ def _clean_count(value: Any) -> int | None:
     return age if age is None or age >= 0 else None
 
 
-class _PersonArgs(BaseModel):
-    age: int | None = _field(AGE_DESCRIPTION)
-    sex: str | None = _field(SEX_DESCRIPTION)
+Income = Annotated[int | None, BeforeValidator(_clean_income)]
+Budget = Annotated[int | None, BeforeValidator(_clean_budget)]
+Count = Annotated[int | None, BeforeValidator(_clean_count)]
 
-    _age = field_validator("age", mode="before")(clean_age)
-    _sex = field_validator("sex", mode="before")(clean_text)
+
+class _PersonArgs(BaseModel):
+    age: Age = described(INSURED_AGE)
+    sex: Text = described(SEX_DESCRIPTION)
 
 
 class EstimateArgs(_PersonArgs):
-    product: str | None = _field(PRODUCT_DESCRIPTION + ". 여러 상품의 합계가 필요하면 쉼표로 나열")
-    payment_term: str | None = _field(TERM_DESCRIPTION)
-    riders: list[str] | None = _field("함께 넣을 특약명 또는 특약코드 목록 (예: ['재해사망 특약'])")
-
-    _texts = field_validator("product", "payment_term", mode="before")(clean_text)
-    _riders = field_validator("riders", mode="before")(clean_names)
+    product: Text = described(PRODUCT_DESCRIPTION + ". 여러 상품의 합계가 필요하면 쉼표로 나열")
+    payment_term: Text = described(TERM_DESCRIPTION)
+    riders: Names = described("함께 넣을 특약명 또는 특약코드 목록 (예: ['재해사망 특약'])")
 
 
 class CompareArgs(_PersonArgs):
-    products: list[str] | None = _field(
+    products: Names = described(
         "보험료를 비교할 상품명 또는 상품코드 2개 이상 (예: ['전에없던치매간병보험', '실속치매보험'])")
-    payment_term: str | None = _field("같은 납입기간으로 비교할 때 (예: 20년납). 없는 상품은 기본 플랜으로 계산")
-
-    _names = field_validator("products", mode="before")(clean_names)
-    _term = field_validator("payment_term", mode="before")(clean_text)
+    payment_term: Text = described("같은 납입기간으로 비교할 때 (예: 20년납). 없는 상품은 기본 플랜으로 계산")
 
 
 class ProductPersonArgs(_PersonArgs):
-    product: str | None = _field(PRODUCT_DESCRIPTION)
-    age: int | None = _field(AGE_DESCRIPTION + ". 주면 금액도 계산합니다")
-    sex: str | None = _field(SEX_DESCRIPTION + ". 주면 금액도 계산합니다")
-
-    _product = field_validator("product", mode="before")(clean_text)
+    product: Text = described(PRODUCT_DESCRIPTION)
+    age: Age = described(INSURED_AGE + ". 주면 금액도 계산합니다")
+    sex: Text = described(SEX_DESCRIPTION + ". 주면 금액도 계산합니다")
 
 
 class CycleArgs(ProductPersonArgs):
-    payment_term: str | None = _field(TERM_DESCRIPTION)
-
-    _term = field_validator("payment_term", mode="before")(clean_text)
+    payment_term: Text = described(TERM_DESCRIPTION)
 
 
 class AmountArgs(BaseModel):
-    annual_income: int | None = _field("연소득(원). '연봉 5천만원', '5000만원' 또는 만원 단위 숫자 5000도 가능")
-    goal: str | None = _field("보장 목적 (예: 사망보장, 암진단비, 뇌·심장 진단비, 치매·간병)")
-    product: str | None = _field(PRODUCT_DESCRIPTION + ". 주면 그 상품의 가입금액 한도 안으로 맞춥니다")
-
-    _income = field_validator("annual_income", mode="before")(_clean_income)
-    _texts = field_validator("goal", "product", mode="before")(clean_text)
+    annual_income: Income = described("연소득(원). '연봉 5천만원', '5000만원' 또는 만원 단위 숫자 5000도 가능")
+    goal: Text = described("보장 목적 (예: 사망보장, 암진단비, 뇌·심장 진단비, 치매·간병)")
+    product: Text = described(PRODUCT_DESCRIPTION + ". 주면 그 상품의 가입금액 한도 안으로 맞춥니다")
 
 
 class RenewalArgs(_PersonArgs):
-    product: str | None = _field("갱신형 상품명 또는 상품코드 (예: 첫날부터암보험, 든든한실버치아보험)")
-    age: int | None = _field("피보험자의 현재 나이(이미 가입한 계약이면 지금 나이)")
-    renewals: int | None = _field("보여줄 갱신 횟수 (생략하면 최대 갱신 나이까지)")
-
-    _product = field_validator("product", mode="before")(clean_text)
-    _renewals = field_validator("renewals", mode="before")(_clean_count)
+    product: Text = described("갱신형 상품명 또는 상품코드 (예: 첫날부터암보험, 든든한실버치아보험)")
+    age: Age = described("피보험자의 현재 나이(이미 가입한 계약이면 지금 나이)")
+    renewals: Count = described("보여줄 갱신 횟수 (생략하면 최대 갱신 나이까지)")
 
 
 class AffordabilityArgs(EstimateArgs):
-    monthly_budget: int | None = _field("월 보험료 예산(원). '월 5만원', '50000' 또는 만원 단위 숫자 5도 가능")
-
-    _budget = field_validator("monthly_budget", mode="before")(_clean_budget)
+    monthly_budget: Budget = described("월 보험료 예산(원). '월 5만원', '50000' 또는 만원 단위 숫자 5도 가능")
 
 
 class SurrenderArgs(CycleArgs):
-    years: int | None = _field("해지 시점: 계약 후 몇 년째인지 (예: 5, '10년'). 생략하면 예시 표 전체")
-
-    _years = field_validator("years", mode="before")(_clean_count)
+    years: Count = described("해지 시점: 계약 후 몇 년째인지 (예: 5, '10년'). 생략하면 예시 표 전체")
 
 
 # --- shared steps --------------------------------------------------------------------------------
 
 
 
-def _person(age: int | None, sex: str | None) -> tuple[int, str] | dict[str, Any]:
-    """(age, '남성'/'여성') or the result to return; age and sex must not be blank."""
-    bad_age = check_age(age)
-    if bad_age:
-        return bad_age
-    sex_value = resolve_sex(sex)
-    if isinstance(sex_value, dict):
-        return sex_value
-    return age, sex_value
-
-
 def _optional_person(age: int | None, sex: str | None) -> tuple[int, str] | dict[str, Any] | None:
-    """Like `_person` when both are given; None when either is missing (the figures are optional)."""
+    """Like `resolve_person` when both are given; None when either is missing (the figures are optional)."""
     if age is None or sex is None:
         return None
-    return _person(age, sex)
+    return resolve_person(age, sex)
+
+
+def _product_and_person(product: str | None, age: int | None,
+                        sex: str | None) -> tuple[Product, tuple[int, str] | None] | dict[str, Any]:
+    """The product and the person (None unless both age and sex are given), or the result to return."""
+    found = resolve_product(product)
+    if isinstance(found, dict):
+        return found
+    person = _optional_person(age, sex)
+    if isinstance(person, dict):
+        return person
+    return found, person
 
 
 def _term(product: Product, text: str | None) -> str | dict[str, Any]:
@@ -188,6 +166,18 @@ def _term(product: Product, text: str | None) -> str | dict[str, Any]:
             ["payment_term"], f"{product.name}의 납입기간은 {', '.join(product.payment_terms)} 중에서 골라 주세요.",
             **product_ref(product), given=text, options=list(product.payment_terms))
     return term
+
+
+def _priced(product: Product, person: tuple[int, str], term_text: str | None) -> tuple[str, int] | dict[str, Any]:
+    """(payment term, monthly premium of the base plan) for the person, or the result to return
+    (an age outside the join ages, a payment term the product does not have)."""
+    age, sex = person
+    if not product.join_age_min <= age <= product.join_age_max:
+        return age_rejection(product, age)
+    term = _term(product, term_text)
+    if isinstance(term, dict):
+        return term
+    return term, catalog.monthly_premium(product, age, sex, payment_term=term)
 
 
 def _payment_years(product: Product, term: str, age: int | None) -> int | None:
@@ -271,6 +261,18 @@ def _quote_named(product_text: str, age: int, sex: str, term: str | None,
     return items, None
 
 
+def _quotes_for(product: str | None, age: int | None, sex: str | None, term: str | None, riders: list[str] | None,
+                **required: Any) -> tuple[int, str, list[dict[str, Any]]] | dict[str, Any]:
+    """(age, sex, quotes of the named product or products), or the result to return: the blank
+    arguments asked for (product, `required`, age, sex), a bad age or sex, an unknown product or rider."""
+    person = require_person(age, sex, product=product, **required)
+    if isinstance(person, dict):
+        return person
+    age, sex = person
+    items, other = _quote_named(product, age, sex, term, riders)
+    return other if other is not None else (age, sex, items)
+
+
 def _strip(item: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k != "status"}
 
@@ -282,16 +284,10 @@ def premium_estimate(product: str | None = None, age: int | None = None, sex: st
                      payment_term: str | None = None, riders: list[str] | None = None) -> dict[str, Any]:
     """상품 하나의 월 보험료를 나이와 성별로 계산합니다(기본 플랜, 납입기간·특약 지정 가능). 여러 상품을
     나열하면 상품별 월 보험료와 합계를 돌려줍니다."""
-    missing = require(product=product, age=age, sex=sex)
-    if missing:
-        return missing
-    person = _person(age, sex)
-    if isinstance(person, dict):
-        return person
-    age, sex = person
-    items, other = _quote_named(product, age, sex, payment_term, riders)
-    if other is not None:
-        return other
+    quoted = _quotes_for(product, age, sex, payment_term, riders)
+    if isinstance(quoted, dict):
+        return quoted
+    age, sex, items = quoted
     if len(items) == 1:
         item = items[0]
         return {**item, "summary": f"{age}세 {sex} 기준 {_quote_line(item)}.", "note": ESTIMATE_NOTE}
@@ -312,10 +308,7 @@ def premium_compare(products: list[str] | None = None, age: int | None = None, s
                     payment_term: str | None = None) -> dict[str, Any]:
     """여러 상품의 월 보험료를 같은 나이·성별 조건으로 계산해 비교하고, 가장 저렴한 상품과 보험료 차이,
     합계를 알려줍니다."""
-    missing = require(products=products, age=age, sex=sex)
-    if missing:
-        return missing
-    person = _person(age, sex)
+    person = require_person(age, sex, products=products)
     if isinstance(person, dict):
         return person
     age, sex = person
@@ -368,13 +361,10 @@ def _price_ref(item: dict[str, Any]) -> dict[str, Any]:
 def plan_options(product: str | None = None, age: int | None = None, sex: str | None = None) -> dict[str, Any]:
     """상품에서 고를 수 있는 납입 플랜(10년납, 20년납, 전기납 등 납입기간)과 납입기간에 따라 월 보험료가
     어떻게 달라지는지(기본 플랜 대비 배율, 나이·성별을 주면 금액과 총 납입액)를 보여줍니다."""
-    found = resolve_product(product)
+    found = _product_and_person(product, age, sex)
     if isinstance(found, dict):
         return found
-    p = found
-    person = _optional_person(age, sex)
-    if isinstance(person, dict):
-        return person
+    p, person = found
     if person is not None and not p.join_age_min <= person[0] <= p.join_age_max:
         return age_rejection(p, person[0])
     base = p.premium.base_payment_term
@@ -515,13 +505,9 @@ def renewal_premium_projection(product: str | None = None, age: int | None = Non
                                renewals: int | None = None) -> dict[str, Any]:
     """갱신형 상품의 앞으로의 갱신 시점별 보험료 변화(갱신 나이, 월 보험료, 현재 대비 인상률, 예상 총 납입액)를
     최대 갱신 나이까지 시뮬레이션합니다. 비갱신형 상품은 보험료가 오르지 않는다고 알려줍니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
-    if isinstance(found, dict):
-        return found
-    p = found
+    p = require_product(product)
+    if isinstance(p, dict):
+        return p
     if not p.renewable:
         data: dict[str, Any] = {**product_ref(p), "renewable": False, "payment_terms": list(p.payment_terms)}
         person = _optional_person(age, sex)
@@ -533,7 +519,7 @@ def renewal_premium_projection(product: str | None = None, age: int | None = Non
     if missing:
         missing.setdefault("known", {}).update(product_ref(p))
         return missing
-    person = _person(age, sex)
+    person = resolve_person(age, sex)
     if isinstance(person, dict):
         return person
     age, sex = person
@@ -588,16 +574,10 @@ def affordability_check(product: str | None = None, monthly_budget: int | None =
                         riders: list[str] | None = None) -> dict[str, Any]:
     """상품(또는 여러 상품의 합계) 월 보험료가 월 예산 안에 드는지 판정하고 남는 금액(또는 초과액)을 알려줍니다.
     예산을 넘으면 더 싼 납입기간이나 같은 종류의 더 저렴한 상품을 제안합니다."""
-    missing = require(product=product, monthly_budget=monthly_budget, age=age, sex=sex)
-    if missing:
-        return missing
-    person = _person(age, sex)
-    if isinstance(person, dict):
-        return person
-    age, sex = person
-    items, other = _quote_named(product, age, sex, payment_term, riders)
-    if other is not None:
-        return other
+    quoted = _quotes_for(product, age, sex, payment_term, riders, monthly_budget=monthly_budget)
+    if isinstance(quoted, dict):
+        return quoted
+    age, sex, items = quoted
     premium = sum(i["monthly_premium"] for i in items)
     headroom = monthly_budget - premium
     fits = headroom >= 0
@@ -658,22 +638,17 @@ def payment_cycle_options(product: str | None = None, age: int | None = None, se
                           payment_term: str | None = None) -> dict[str, Any]:
     """상품의 보험료 납입주기(월납, 연납, 일시납 등) 선택지를 알려주고, 나이와 성별을 주면 주기별 1회 납입액을
     계산합니다."""
-    found = resolve_product(product)
+    found = _product_and_person(product, age, sex)
     if isinstance(found, dict):
         return found
-    p = found
-    person = _optional_person(age, sex)
-    if isinstance(person, dict):
-        return person
+    p, person = found
     monthly = None
     term = None
     if person is not None:
-        if not p.join_age_min <= person[0] <= p.join_age_max:
-            return age_rejection(p, person[0])
-        term = _term(p, payment_term)
-        if isinstance(term, dict):
-            return term
-        monthly = catalog.monthly_premium(p, person[0], person[1], payment_term=term)
+        priced = _priced(p, person, payment_term)
+        if isinstance(priced, dict):
+            return priced
+        term, monthly = priced
     cycles = []
     for cycle in p.payment_cycles:
         months = CYCLE_MONTHS[cycle]
@@ -718,24 +693,19 @@ def surrender_value_explain(product: str | None = None, years: int | None = None
                             sex: str | None = None, payment_term: str | None = None) -> dict[str, Any]:
     """상품의 해약환급금 규칙(표준형·저해지·무해지 유형 설명과 경과연도별 환급률 예시)을 설명하고, 나이·성별을
     주면 낸 보험료와 예상 해약환급금을 계산합니다."""
-    found = resolve_product(product)
+    found = _product_and_person(product, age, sex)
     if isinstance(found, dict):
         return found
-    p = found
-    person = _optional_person(age, sex)
-    if isinstance(person, dict):
-        return person
+    p, person = found
     if years is not None and years > 100:
         return needs_user_input(["years"], "해지 시점을 계약 후 몇 년째인지(예: 5년) 다시 알려주세요.",
                                 **product_ref(p), given=years)
     monthly = term = pay_years = None
     if person is not None:
-        if not p.join_age_min <= person[0] <= p.join_age_max:
-            return age_rejection(p, person[0])
-        term = _term(p, payment_term)
-        if isinstance(term, dict):
-            return term
-        monthly = catalog.monthly_premium(p, person[0], person[1], payment_term=term)
+        priced = _priced(p, person, payment_term)
+        if isinstance(priced, dict):
+            return priced
+        term, monthly = priced
         pay_years = _payment_years(p, term, person[0])
 
     def row(year: int, ratio: float) -> dict[str, Any]:

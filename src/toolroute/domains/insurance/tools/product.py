@@ -1,7 +1,7 @@
 """product tools: which products exist, their basic facts, versions, riders, join rules, FAQ, channels.
 
 Every fact comes from `toolroute.domains.insurance.products` (products.yaml). The tools never raise
-on user words: the args schemas clean every field (`clean_text`, `clean_age` … in `_common`), and a
+on user words: the args schemas clean every field (the field types of `schemas`), and a
 missing or unclear argument comes back as `needs_user_input` with the Korean question to ask, an
 unknown product or rider as `not_found` with candidates, and an age outside the join ages as
 `rejected` with the allowed range.
@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from langchain_core.tools import tool
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel
 
 from toolroute.domains.insurance import products as catalog
 from toolroute.domains.insurance.products import OutsideJoinAge, Product, Rider
@@ -27,10 +27,6 @@ from toolroute.domains.insurance.tools._common import (
     CHANNEL_LABELS,
     channels_text,
     check_age,
-    clean_age,
-    clean_bool,
-    clean_names,
-    clean_text,
     join_age_text,
     keyword_tokens,
     money,
@@ -38,106 +34,75 @@ from toolroute.domains.insurance.tools._common import (
     product_ref,
     renewal_text,
     require,
+    require_product,
+    resolve_person,
     resolve_product,
     resolve_products,
-    resolve_sex,
     text_matches,
     won_text,
 )
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok, rejected
+from toolroute.domains.insurance.tools.schemas import Age, Flag, Names, Text, described
 
 PRODUCT_DESCRIPTION = "상품명 또는 상품코드 (예: 첫날부터암보험, 치매간병보험, B002)"
 
 
 # --- argument schemas ----------------------------------------------------------------------------
+# Every field is cleaned before validation (see `schemas`), so no input can fail.
 
-class _Args(BaseModel):
-    """Base of the args schemas: every field is cleaned before validation, so no input can fail."""
-
-
-def _text_field(description: str) -> Any:
-    return Field(default=None, description=description)
-
-
-class ProductSearchArgs(_Args):
-    keyword: str | None = _text_field(
+class ProductSearchArgs(BaseModel):
+    keyword: Text = described(
         "찾을 보장이나 상품 키워드 (예: 치매, 암, 간편심사 건강, 사망 치아). 여러 단어는 모두 맞는 상품을 먼저, "
         "없으면 하나라도 맞는 상품을 찾습니다.")
-    category: str | None = _text_field("상품 종류로 거를 때 (예: 암, 종신, 치아, 치매, 실손, 운전자, 연금)")
-    age: int | None = _text_field("가입할 사람의 나이(만 나이, 예: 60 또는 '60세'): 이 나이에 가입할 수 있는 상품만 보여줍니다")
-    channel: str | None = _text_field("판매 채널로 거를 때: TM(전화), CM(온라인), 대면(설계사)")
-    simplified: bool | None = _text_field("간편심사(유병자) 상품만 찾으면 true, 일반심사 상품만 찾으면 false")
-
-    _texts = field_validator("keyword", "category", "channel", mode="before")(clean_text)
-    _age = field_validator("age", mode="before")(clean_age)
-    _bool = field_validator("simplified", mode="before")(clean_bool)
+    category: Text = described("상품 종류로 거를 때 (예: 암, 종신, 치아, 치매, 실손, 운전자, 연금)")
+    age: Age = described("가입할 사람의 나이(만 나이, 예: 60 또는 '60세'): 이 나이에 가입할 수 있는 상품만 보여줍니다")
+    channel: Text = described("판매 채널로 거를 때: TM(전화), CM(온라인), 대면(설계사)")
+    simplified: Flag = described("간편심사(유병자) 상품만 찾으면 true, 일반심사 상품만 찾으면 false")
 
 
-class ProductArgs(_Args):
-    product: str | None = _text_field(PRODUCT_DESCRIPTION)
-
-    _texts = field_validator("product", mode="before")(clean_text)
+class ProductArgs(BaseModel):
+    product: Text = described(PRODUCT_DESCRIPTION)
 
 
-class ProductCompareArgs(_Args):
-    products: list[str] | None = _text_field(
+class ProductCompareArgs(BaseModel):
+    products: Names = described(
         "비교할 상품명 또는 상품코드 2개 이상 (예: ['전에없던치매간병보험', '실속치매보험'] 또는 '치매간병보험, 실속치매보험')")
-    age: int | None = _text_field("보험료도 비교하려면 피보험자 나이(만 나이)")
-    sex: str | None = _text_field("보험료도 비교하려면 피보험자 성별: 남성 또는 여성 (아버지·어머니도 가능)")
-
-    _names = field_validator("products", mode="before")(clean_names)
-    _texts = field_validator("sex", mode="before")(clean_text)
-    _age = field_validator("age", mode="before")(clean_age)
+    age: Age = described("보험료도 비교하려면 피보험자 나이(만 나이)")
+    sex: Text = described("보험료도 비교하려면 피보험자 성별: 남성 또는 여성 (아버지·어머니도 가능)")
 
 
 class VersionCheckArgs(ProductArgs):
-    version: str | None = _text_field(
+    version: Text = described(
         "고객이나 상담원이 가진 상품요약서의 버전 또는 작성일 (예: 2025.07, 2026년 1월, 2026-07-01)")
-
-    _version = field_validator("version", mode="before")(clean_text)
 
 
 class RiderListArgs(ProductArgs):
-    age: int | None = _text_field("특약 보험료(월 추가액)도 계산하려면 피보험자 나이")
-    sex: str | None = _text_field("특약 보험료(월 추가액)도 계산하려면 피보험자 성별: 남성 또는 여성")
-
-    _sex = field_validator("sex", mode="before")(clean_text)
-    _age = field_validator("age", mode="before")(clean_age)
+    age: Age = described("특약 보험료(월 추가액)도 계산하려면 피보험자 나이")
+    sex: Text = described("특약 보험료(월 추가액)도 계산하려면 피보험자 성별: 남성 또는 여성")
 
 
-class RiderSearchArgs(_Args):
-    keyword: str | None = _text_field("특약에서 찾을 말 (예: 수술, 항암, 통원, 재해사망, 간병)")
-    product: str | None = _text_field(PRODUCT_DESCRIPTION + ". 생략하면 모든 상품의 특약에서 찾습니다")
-
-    _texts = field_validator("keyword", "product", mode="before")(clean_text)
+class RiderSearchArgs(BaseModel):
+    keyword: Text = described("특약에서 찾을 말 (예: 수술, 항암, 통원, 재해사망, 간병)")
+    product: Text = described(PRODUCT_DESCRIPTION + ". 생략하면 모든 상품의 특약에서 찾습니다")
 
 
 class RiderGetArgs(RiderListArgs):
-    rider: str | None = _text_field("특약명 또는 특약코드 (예: 암주요치료비 특약, B001-R01)")
-    product: str | None = _text_field(PRODUCT_DESCRIPTION + ". 특약코드를 주면 생략할 수 있습니다")
-
-    _rider = field_validator("rider", "product", mode="before")(clean_text)
+    rider: Text = described("특약명 또는 특약코드 (예: 암주요치료비 특약, B001-R01)")
+    product: Text = described(PRODUCT_DESCRIPTION + ". 특약코드를 주면 생략할 수 있습니다")
 
 
 class EligibilityArgs(ProductArgs):
-    age: int | None = _text_field("가입할 사람의 나이(만 나이): 가입 가능 나이 안인지 확인합니다")
-    channel: str | None = _text_field("가입하려는 채널: TM(전화), CM(온라인), 대면(설계사)")
-
-    _channel = field_validator("channel", mode="before")(clean_text)
-    _age = field_validator("age", mode="before")(clean_age)
+    age: Age = described("가입할 사람의 나이(만 나이): 가입 가능 나이 안인지 확인합니다")
+    channel: Text = described("가입하려는 채널: TM(전화), CM(온라인), 대면(설계사)")
 
 
 class FaqArgs(ProductArgs):
-    question: str | None = _text_field("궁금한 내용이나 키워드 (예: 갑상선암, 해지하면 환급금, 70세 가입). 생략하면 전체 FAQ")
-
-    _question = field_validator("question", mode="before")(clean_text)
+    question: Text = described("궁금한 내용이나 키워드 (예: 갑상선암, 해지하면 환급금, 70세 가입). 생략하면 전체 FAQ")
 
 
-class ChannelArgs(_Args):
-    product: str | None = _text_field(PRODUCT_DESCRIPTION + ". 생략하면 채널에서 판매하는 상품 목록을 보여줍니다")
-    channel: str | None = _text_field("확인할 판매 채널: TM(전화), CM(온라인·모바일), 대면(설계사·지점)")
-
-    _texts = field_validator("product", "channel", mode="before")(clean_text)
+class ChannelArgs(BaseModel):
+    product: Text = described(PRODUCT_DESCRIPTION + ". 생략하면 채널에서 판매하는 상품 목록을 보여줍니다")
+    channel: Text = described("확인할 판매 채널: TM(전화), CM(온라인·모바일), 대면(설계사·지점)")
 
 
 # --- shared steps --------------------------------------------------------------------------------
@@ -198,12 +163,10 @@ def _optional_age_sex(product: Product, age: int | None, sex: str | None
         return None, None, None, None
     if age is None or sex is None:
         return None, None, None, "나이와 성별을 모두 알려주시면 월 보험료(추가액)도 계산해 드립니다."
-    bad_age = check_age(age)
-    if bad_age:
-        return None, None, bad_age, None
-    sex_value = resolve_sex(sex)
-    if isinstance(sex_value, dict):
-        return None, None, sex_value, None
+    person = resolve_person(age, sex)
+    if isinstance(person, dict):
+        return None, None, person, None
+    age, sex_value = person
     if not product.join_age_min <= age <= product.join_age_max:
         return None, None, age_rejection(product, age), None
     return age, sex_value, None, None
@@ -397,13 +360,10 @@ def product_compare(products: list[str] | None = None, age: int | None = None,
     premium_note = None
     sex_value = None
     if age is not None and sex is not None:
-        bad_age = check_age(age)
-        if bad_age:
-            return bad_age
-        resolved_sex = resolve_sex(sex)
-        if isinstance(resolved_sex, dict):
-            return resolved_sex
-        sex_value = resolved_sex
+        person = resolve_person(age, sex)
+        if isinstance(person, dict):
+            return person
+        age, sex_value = person
     elif age is not None or sex is not None:
         premium_note = "나이와 성별을 모두 알려주시면 같은 조건의 월 보험료도 비교해 드립니다."
 
@@ -483,13 +443,9 @@ def _version_key(version: str) -> tuple[int, int]:
 def product_latest_version_check(product: str | None = None, version: str | None = None) -> dict[str, Any]:
     """고객이나 상담원이 가진 상품요약서의 버전(또는 작성일)이 그 상품의 최신 버전인지 현재 버전·작성일과
     비교해 알려줍니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
-    if isinstance(found, dict):
-        return found
-    p = found
+    p = require_product(product)
+    if isinstance(p, dict):
+        return p
     current = {"current_version": p.version, "summary_date": p.summary_date,
                "previous_versions": list(p.previous_versions)}
     if not version:

@@ -21,8 +21,9 @@ from langchain_core.tools import tool
 from pydantic import BaseModel, Field, field_validator
 
 from toolroute.domains.insurance import knowledge
-from toolroute.domains.insurance.products import get_product, product_candidates
+from toolroute.domains.insurance.products import Product, get_product, product_candidates
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok
+from toolroute.domains.insurance.tools.schemas import described
 
 DEFAULT_K = 3
 MAX_K = 10
@@ -44,8 +45,8 @@ def _parse_k(value: Any) -> Any:
 
 
 class _RagArgs(BaseModel):
-    query: str | None = Field(default=None, description="문서에서 찾을 내용 (한국어 질문이나 핵심어)")
-    product: str | None = Field(default=None, description="특정 상품으로 좁힐 때 상품명 또는 상품코드 (예: 첫날부터암보험, B001)")
+    query: str | None = described("문서에서 찾을 내용 (한국어 질문이나 핵심어)")
+    product: str | None = described("특정 상품으로 좁힐 때 상품명 또는 상품코드 (예: 첫날부터암보험, B001)")
     k: int = Field(default=DEFAULT_K, description=f"돌려받을 문단 수 (기본 {DEFAULT_K}, 최대 {MAX_K})")
 
     _k = field_validator("k", mode="before")(_parse_k)
@@ -57,27 +58,25 @@ class _RagArgs(BaseModel):
 
 
 class TermsArgs(_RagArgs):
-    query: str | None = Field(
-        default=None,
-        description="약관에서 찾을 내용 (예: 계약 부활 조건, 보험금을 지급하지 않는 사유, 계약 전 알릴 의무 위반)",
-    )
+    query: str | None = described("약관에서 찾을 내용 (예: 계약 부활 조건, 보험금을 지급하지 않는 사유, 계약 전 알릴 의무 위반)")
 
 
 class ProductInfoArgs(_RagArgs):
-    query: str | None = Field(
-        default=None,
-        description="상품요약서나 회사 정보에서 찾을 내용 (예: 가입 나이, 해약환급금 예시, 고객센터 번호, 지급여력비율)",
-    )
+    query: str | None = described(
+        "상품요약서나 회사 정보에서 찾을 내용 (예: 가입 나이, 해약환급금 예시, 고객센터 번호, 지급여력비율)")
 
 
-def _resolve(product: str | None):
-    """(Product or None, result to return instead or None)."""
-    if product is None or not product.strip():
-        return None, None
-    found = get_product(product.strip())
-    if found is None:
-        return None, not_found("product", product.strip(), product_candidates(product))
-    return found, None
+def _request(query: str | None, product: str | None, ask: str) -> tuple[str, Product | None] | dict[str, Any]:
+    """(the query with its spaces normalised, the product named or None), or the result to return
+    (no query: `ask` for it; an unknown product: not_found with candidates)."""
+    if query is None or not query.strip():
+        return needs_user_input(["query"], ask)
+    found = None
+    if product is not None and product.strip():
+        found = get_product(product.strip())
+        if found is None:
+            return not_found("product", product.strip(), product_candidates(product))
+    return " ".join(query.split()), found
 
 
 def _passages(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -90,12 +89,10 @@ def rag_terms_query_engine(query: str | None = None, product: str | None = None,
     """보장성보험 표준약관(약관) 원문에서 질문과 관련된 조항을 찾아 출처(문서명, 쪽)와 함께 돌려줍니다:
     용어의 정의, 보험금을 지급하지 않는 사유, 계약 전 알릴 의무, 계약의 부활(효력회복), 보험금 청구 절차,
     청약철회, 계약 해지와 해약환급금 등 약관에 적힌 내용."""
-    if query is None or not query.strip():
-        return needs_user_input(["query"], "약관에서 어떤 내용을 찾을지 알려주세요. (예: 계약 부활 조건)")
-    found, other = _resolve(product)
-    if other is not None:
-        return other
-    text = " ".join(query.split())
+    request = _request(query, product, "약관에서 어떤 내용을 찾을지 알려주세요. (예: 계약 부활 조건)")
+    if isinstance(request, dict):
+        return request
+    text, found = request
     search = f"{found.name} {text}" if found is not None else text
     passages = _passages(knowledge.search_terms(search, k=k))
     return ok(query=text, collection="terms", product=found.name if found else None,
@@ -109,12 +106,10 @@ def rag_product_info_query_engine(query: str | None = None, product: str | None 
     """상품요약서(상품 개요, 가입 조건, 보장 내용, 특약, 해약환급금, 보험료 예시, 유의사항, FAQ)와 회사 정보
     문서(고객센터, 지급여력비율, 신용등급, 민원, 공시실, 지점)에서 질문과 관련된 문단을 찾아 출처(문서명, 쪽)와
     함께 돌려줍니다. 상품을 지정하면 그 상품의 요약서에서만 찾습니다."""
-    if query is None or not query.strip():
-        return needs_user_input(["query"], "상품요약서나 회사 정보에서 어떤 내용을 찾을지 알려주세요. (예: 가입 나이)")
-    found, other = _resolve(product)
-    if other is not None:
-        return other
-    text = " ".join(query.split())
+    request = _request(query, product, "상품요약서나 회사 정보에서 어떤 내용을 찾을지 알려주세요. (예: 가입 나이)")
+    if isinstance(request, dict):
+        return request
+    text, found = request
     passages = _passages(knowledge.search_product_info(text, k=k, product_code=found.code if found else None))
     return ok(query=text, collection="product_info",
               product={"code": found.code, "name": found.name} if found else None,

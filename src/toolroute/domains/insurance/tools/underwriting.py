@@ -21,10 +21,10 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.tools import tool
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator
 
 from toolroute.domains.insurance import customers as db
 from toolroute.domains.insurance.products import (
@@ -39,22 +39,21 @@ from toolroute.domains.insurance.tools._common import (
     ASK_CHANNEL,
     CHANNEL_LABELS,
     check_age,
-    clean_age,
-    clean_bool,
     clean_text,
-    clean_won,
     join_age_text,
     money,
     product_ref,
     renewal_text,
-    require,
+    require_product,
     resolve_channel,
+    resolve_person,
     resolve_product,
     resolve_sex,
     won_text,
 )
 from toolroute.domains.insurance.tools.customer_db import _resolve_customer
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok, rejected
+from toolroute.domains.insurance.tools.schemas import INSURED_AGE, Age, Flag, Text, Won, described
 
 PRODUCT_DESCRIPTION = "상품명 또는 상품코드 (예: 첫날부터암보험, 간편고지종신보험, B001)"
 HISTORY_DESCRIPTION = ("고지할 병력·투약·입원·수술 내용을 말한 그대로 (예: '고혈압약 5년째 먹고 있고 조절 잘 됨, "
@@ -102,113 +101,79 @@ def _clean_int(value: Any) -> int | None:
     return None
 
 
-def _text_field(description: str) -> Any:
-    return Field(default=None, description=description)
+History = Annotated[str | None, BeforeValidator(_clean_history)]
+Years = Annotated[int | None, BeforeValidator(_clean_int)]
 
 
-class _Args(BaseModel):
-    """Base of the args schemas: every field is cleaned before validation, so no input can fail."""
+# --- argument schemas ----------------------------------------------------------------------------
+# Every field is cleaned before validation (see `schemas`), so no input can fail.
+
+class PrecheckArgs(BaseModel):
+    product: Text = described(PRODUCT_DESCRIPTION)
+    age: Age = described(INSURED_AGE)
+    sex: Text = described("피보험자 성별: 남성 또는 여성 (아버지·어머니도 가능)")
+    history: History = described(HISTORY_DESCRIPTION)
+    occupation: Text = described("피보험자 직업 (예: 회사원, 택시기사, 배달 라이더). 생략 가능")
 
 
-class PrecheckArgs(_Args):
-    product: str | None = _text_field(PRODUCT_DESCRIPTION)
-    age: int | None = _text_field("피보험자 나이(만 나이, 예: 55 또는 '55세')")
-    sex: str | None = _text_field("피보험자 성별: 남성 또는 여성 (아버지·어머니도 가능)")
-    history: str | None = _text_field(HISTORY_DESCRIPTION)
-    occupation: str | None = _text_field("피보험자 직업 (예: 회사원, 택시기사, 배달 라이더). 생략 가능")
-
-    _texts = field_validator("product", "sex", "occupation", mode="before")(clean_text)
-    _history = field_validator("history", mode="before")(_clean_history)
-    _age = field_validator("age", mode="before")(clean_age)
-
-
-class ProductArgs(_Args):
-    product: str | None = _text_field(PRODUCT_DESCRIPTION)
-
-    _texts = field_validator("product", mode="before")(clean_text)
+class ProductArgs(BaseModel):
+    product: Text = described(PRODUCT_DESCRIPTION)
 
 
 class KnockoutArgs(ProductArgs):
-    history: str | None = _text_field("해당 여부를 확인할 병력 (생략하면 상품의 거절·연기 규칙 목록만 보여줍니다)")
-
-    _history = field_validator("history", mode="before")(_clean_history)
+    history: History = described("해당 여부를 확인할 병력 (생략하면 상품의 거절·연기 규칙 목록만 보여줍니다)")
 
 
-class DocsArgs(_Args):
-    channel: str | None = _text_field("청약(가입) 채널: TM(전화), CM(온라인), 대면(설계사)")
-    age: int | None = _text_field("피보험자 나이(만 나이). 미성년자·65세 이상 고령자 서류 확인에 사용")
-    product: str | None = _text_field(PRODUCT_DESCRIPTION + ". 생략 가능 (채널 판매 여부·가입 나이 확인)")
-    minor: bool | None = _text_field("피보험자가 미성년자이면 true")
-    different_insured: bool | None = _text_field("계약자와 피보험자가 다른 사람이면 true (예: 자녀가 부모 보험 가입)")
-    has_medical_history: bool | None = _text_field("고지할 병력이 있으면 true (진단서·소견서가 필요할 수 있음)")
-    sum_insured: int | None = _text_field("가입금액(사망 보장 등, 예: '5억원'). 고액 가입 서류 확인에 사용")
-
-    _texts = field_validator("channel", "product", mode="before")(clean_text)
-    _age = field_validator("age", mode="before")(clean_age)
-    _bools = field_validator("minor", "different_insured", "has_medical_history", mode="before")(clean_bool)
-    _won = field_validator("sum_insured", mode="before")(clean_won)
+class DocsArgs(BaseModel):
+    channel: Text = described("청약(가입) 채널: TM(전화), CM(온라인), 대면(설계사)")
+    age: Age = described("피보험자 나이(만 나이). 미성년자·65세 이상 고령자 서류 확인에 사용")
+    product: Text = described(PRODUCT_DESCRIPTION + ". 생략 가능 (채널 판매 여부·가입 나이 확인)")
+    minor: Flag = described("피보험자가 미성년자이면 true")
+    different_insured: Flag = described("계약자와 피보험자가 다른 사람이면 true (예: 자녀가 부모 보험 가입)")
+    has_medical_history: Flag = described("고지할 병력이 있으면 true (진단서·소견서가 필요할 수 있음)")
+    sum_insured: Won = described("가입금액(사망 보장 등, 예: '5억원'). 고액 가입 서류 확인에 사용")
 
 
 class WaitingArgs(ProductArgs):
-    coverage: str | None = _text_field("특정 보장만 볼 때 보장명·종류·코드 (예: 일반암 진단비, 임플란트, B001-C01)")
-    contract_date: str | None = _text_field("계약일(예: 2026-03-01). 주면 보장개시일·감액 종료일을 날짜로 계산합니다")
-
-    _more = field_validator("coverage", "contract_date", mode="before")(clean_text)
+    coverage: Text = described("특정 보장만 볼 때 보장명·종류·코드 (예: 일반암 진단비, 임플란트, B001-C01)")
+    contract_date: Text = described("계약일(예: 2026-03-01). 주면 보장개시일·감액 종료일을 날짜로 계산합니다")
 
 
 class LimitationsArgs(ProductArgs):
-    age: int | None = _text_field("피보험자 나이(만 나이). 가입 나이 확인에 사용")
-    occupation: str | None = _text_field("피보험자 직업. 주면 직업 등급별 가입한도·제한을 함께 보여줍니다")
-    sum_insured: int | None = _text_field("원하는 가입금액(예: '5천만원'). 주면 한도 안인지 확인합니다")
-
-    _more = field_validator("occupation", mode="before")(clean_text)
-    _age = field_validator("age", mode="before")(clean_age)
-    _won = field_validator("sum_insured", mode="before")(clean_won)
+    age: Age = described("피보험자 나이(만 나이). 가입 나이 확인에 사용")
+    occupation: Text = described("피보험자 직업. 주면 직업 등급별 가입한도·제한을 함께 보여줍니다")
+    sum_insured: Won = described("원하는 가입금액(예: '5천만원'). 주면 한도 안인지 확인합니다")
 
 
-class ReinstatementArgs(_Args):
-    customer_id: str | None = _text_field("고객번호 (예: C0003). 주면 고객의 해지·실효 계약을 DB에서 읽습니다")
-    name: str | None = _text_field("계약자(고객) 이름 (예: 최수진)")
-    termination_date: str | None = _text_field("고객 정보 없이 판단할 때 해지(실효)일 (예: 2023-12-31)")
-    reason: str | None = _text_field("해지 사유 (예: 보험료 미납으로 실효, 해지 신청해 환급금 받음)")
-    product: str | None = _text_field("고객의 계약 중 특정 상품만 볼 때 상품명 (예: 암보험)")
-    today: str | None = _text_field("기준일 (생략하면 시스템 기준일 2026-12-01)")
-
-    _texts = field_validator("customer_id", "name", "termination_date", "reason", "product", "today",
-                             mode="before")(clean_text)
+class ReinstatementArgs(BaseModel):
+    customer_id: Text = described("고객번호 (예: C0003). 주면 고객의 해지·실효 계약을 DB에서 읽습니다")
+    name: Text = described("계약자(고객) 이름 (예: 최수진)")
+    termination_date: Text = described("고객 정보 없이 판단할 때 해지(실효)일 (예: 2023-12-31)")
+    reason: Text = described("해지 사유 (예: 보험료 미납으로 실효, 해지 신청해 환급금 받음)")
+    product: Text = described("고객의 계약 중 특정 상품만 볼 때 상품명 (예: 암보험)")
+    today: Text = described("기준일 (생략하면 시스템 기준일 2026-12-01)")
 
 
 class RenewalEligibilityArgs(ProductArgs):
-    age: int | None = _text_field("피보험자의 현재 나이(만 나이). 주면 이 나이에 갱신할 수 있는지 알려줍니다")
-
-    _age = field_validator("age", mode="before")(clean_age)
+    age: Age = described("피보험자의 현재 나이(만 나이). 주면 이 나이에 갱신할 수 있는지 알려줍니다")
 
 
 class RenewalNoticeArgs(ProductArgs):
-    age: int | None = _text_field("피보험자의 현재 나이(만 나이)")
-    sex: str | None = _text_field("피보험자 성별: 남성 또는 여성")
-    years_until_renewal: int | None = _text_field(
+    age: Age = described("피보험자의 현재 나이(만 나이)")
+    sex: Text = described("피보험자 성별: 남성 또는 여성")
+    years_until_renewal: Years = described(
         "이미 가입한 계약이면 다음 갱신까지 남은 햇수 (생략하면 지금 새로 가입해 첫 갱신을 맞는 경우)")
 
-    _sex = field_validator("sex", mode="before")(clean_text)
-    _age = field_validator("age", mode="before")(clean_age)
-    _years = field_validator("years_until_renewal", mode="before")(_clean_int)
+
+class JobArgs(BaseModel):
+    occupation: Text = described("직업 (예: 택시기사, 소방관, 배달 라이더, 건설 현장 근로자)")
+    product: Text = described(PRODUCT_DESCRIPTION + ". 주면 그 상품에 미치는 영향도 알려줍니다")
 
 
-class JobArgs(_Args):
-    occupation: str | None = _text_field("직업 (예: 택시기사, 소방관, 배달 라이더, 건설 현장 근로자)")
-    product: str | None = _text_field(PRODUCT_DESCRIPTION + ". 주면 그 상품에 미치는 영향도 알려줍니다")
-
-    _texts = field_validator("occupation", "product", mode="before")(clean_text)
-
-
-class RiskScoreArgs(_Args):
-    history: str | None = _text_field(HISTORY_DESCRIPTION)
-    controlled: bool | None = _text_field(
+class RiskScoreArgs(BaseModel):
+    history: History = described(HISTORY_DESCRIPTION)
+    controlled: Flag = described(
         "모든 질환이 약·치료로 잘 조절되면 true, 조절되지 않으면 false (생략하면 문장에서 판단)")
-
-    _history = field_validator("history", mode="before")(_clean_history)
-    _bool = field_validator("controlled", mode="before")(clean_bool)
 
 
 # --- shared helpers -----------------------------------------------------------------------------
@@ -657,11 +622,8 @@ def underwriting_precheck(
 ) -> dict[str, Any]:
     """나이·성별·병력(·직업)을 보고 이 사람이 상품에 가입할 수 있을지 사전 심사(가입 가능/조건부/거절 가능/연기)합니다.
     병력 없이 상품의 가입 나이·채널 규칙만 확인할 때는 이 도구가 아니라 eligibility_by_product_rule을 씁니다."""
-    missing = require(ask="사전 심사에 필요한 상품명·나이·성별·병력(없으면 '없음')을 알려주세요.",
-                      product=product, age=age, sex=sex, history=history)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product, ask="사전 심사에 필요한 상품명·나이·성별·병력(없으면 '없음')을 알려주세요.",
+                            age=age, sex=sex, history=history)
     if isinstance(found, dict):
         return found
     age_ok = _resolve_age(age, found)
@@ -751,10 +713,7 @@ def underwriting_precheck(
 @tool("underwriting_questions_generator", args_schema=ProductArgs)
 def underwriting_questions_generator(product: str | None = None) -> dict[str, Any]:
     """상품의 심사 유형(일반심사 / 간편고지 3.5.5)에 맞춰 청약 전에 고객에게 물어볼 계약 전 알릴 의무(고지) 질문을 만듭니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     kind = _uw_type(found)
@@ -782,10 +741,7 @@ def underwriting_questions_generator(product: str | None = None) -> dict[str, An
 @tool("underwriting_knockout_rules", args_schema=KnockoutArgs)
 def underwriting_knockout_rules(product: str | None = None, history: str | None = None) -> dict[str, Any]:
     """상품 가입을 바로 거절하거나 연기시키는 병력 조건(녹아웃 규칙)을 보여주고, 병력을 주면 해당하는 규칙을 찾습니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     rules = [_rule_view(r) for r in _rules_for(found)]
@@ -914,10 +870,7 @@ def underwriting_waiting_periods(
     product: str | None = None, coverage: str | None = None, contract_date: str | None = None
 ) -> dict[str, Any]:
     """상품(또는 보장)별 면책기간·감액기간과 보장개시일을 알려주고, 계약일을 주면 실제 날짜로 계산합니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     coverages = list(found.coverages)
@@ -986,10 +939,7 @@ def underwriting_waiting_periods(
 @tool("underwriting_exclusions", args_schema=ProductArgs)
 def underwriting_exclusions(product: str | None = None) -> dict[str, Any]:
     """상품이 보장하지 않는 사항(면책 사항·보장 제외)을 알려줍니다. 면책기간·감액기간은 underwriting_waiting_periods에서 봅니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     coverage_exclusions = []
@@ -1017,10 +967,7 @@ def underwriting_limitations(
     sum_insured: int | None = None,
 ) -> dict[str, Any]:
     """상품의 최소·최대 가입금액(가입한도)을 알려주고, 직업을 주면 직업 등급별 한도·제한을 함께 보여줍니다. 보험료가 아니라 가입금액 한도입니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     if age is not None:
@@ -1255,10 +1202,7 @@ def underwriting_reinstatement_rule(
 @tool("underwriting_renewal_eligibility", args_schema=RenewalEligibilityArgs)
 def underwriting_renewal_eligibility(product: str | None = None, age: int | None = None) -> dict[str, Any]:
     """상품이 갱신형인지, 갱신 주기와 최대 갱신 나이, 주어진 나이에 갱신할 수 있는지 알려줍니다. 갱신 보험료는 underwriting_renewal_premium_notice에서 봅니다."""
-    missing = require(product=product)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product)
     if isinstance(found, dict):
         return found
     if age is not None:
@@ -1305,18 +1249,13 @@ def underwriting_renewal_premium_notice(
 ) -> dict[str, Any]:
     """갱신형 상품의 다음 갱신 1회에 예상되는 월 보험료와 인상률(%)을 간단히 안내합니다.
     여러 번의 갱신에 걸친 보험료 추이(전체 경로)는 이 도구가 아니라 renewal_premium_projection을 씁니다."""
-    missing = require(product=product, age=age, sex=sex)
-    if missing:
-        return missing
-    found = resolve_product(product)
+    found = require_product(product, age=age, sex=sex)
     if isinstance(found, dict):
         return found
-    impossible = check_age(age)
-    if impossible:
-        return impossible
-    sex_value = resolve_sex(sex)
-    if isinstance(sex_value, dict):
-        return sex_value
+    person = resolve_person(age, sex)
+    if isinstance(person, dict):
+        return person
+    age, sex_value = person
     if not found.renewable:
         return rejected(f"{found.name}은(는) 비갱신형이라 갱신에 따른 보험료 인상이 없습니다.",
                         **product_ref(found), renewable=False, coverage_period=found.coverage_period)
