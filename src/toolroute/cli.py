@@ -21,7 +21,7 @@ EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by SIGINT
 
 
 def _add_router_options(p: argparse.ArgumentParser) -> None:
-    from toolroute.routing import RouterConfig
+    from toolroute.routing import RouterConfig  # loaded per command: `toolroute --help` stays fast
 
     default = RouterConfig()
     p.add_argument("--catalog", default=default.catalog,
@@ -40,7 +40,7 @@ def _add_router_options(p: argparse.ArgumentParser) -> None:
 
 
 def _router_config(args):
-    from toolroute.routing import RouterConfig
+    from toolroute.routing import RouterConfig  # loaded per command: `toolroute --help` stays fast
 
     return RouterConfig(catalog=args.catalog, arm=args.arm, granularity=args.strategy,
                         fields=tuple(f.strip() for f in args.fields.split(",") if f.strip()),
@@ -59,9 +59,9 @@ def _parse_ks(text: str) -> list[int]:
 
 
 def cmd_eval_retrieval(args) -> int:
-    from toolroute.queries import load_queries
-    from toolroute.evaluation.retrieval import evaluate, failures
-    from toolroute.routing import build_router, open_catalog
+    from toolroute.queries import load_queries  # loaded per command: `toolroute --help` stays fast
+    from toolroute.evaluation.retrieval import evaluate, failures  # loaded per command: `toolroute --help` stays fast
+    from toolroute.routing import build_router, open_catalog  # loaded per command: `toolroute --help` stays fast
 
     ks = _parse_ks(args.k)
     config = _router_config(args)
@@ -91,7 +91,7 @@ def cmd_eval_retrieval(args) -> int:
 
 
 def cmd_route(args) -> int:
-    from toolroute.routing import build_router
+    from toolroute.routing import build_router  # loaded per command: `toolroute --help` stays fast
 
     router = build_router(_router_config(args), progress=False)
     result = router.route(args.query)
@@ -107,7 +107,7 @@ def cmd_route(args) -> int:
 
 
 def cmd_cards_validate(args) -> int:
-    from toolroute.cards import open_catalog
+    from toolroute.cards import open_catalog  # loaded per command: `toolroute --help` stays fast
 
     catalog = open_catalog(args.folder, edits=False)  # the YAML as authored (saved edits are validated on save)
     examples = sum(len(c.when_to_use) for c in catalog)
@@ -117,8 +117,8 @@ def cmd_cards_validate(args) -> int:
 
 
 def _card_store(args):
-    from toolroute.cards import expected_tool_names
-    from toolroute.cards.store import CardStore
+    from toolroute.cards import expected_tool_names  # loaded per command: `toolroute --help` stays fast
+    from toolroute.cards.store import CardStore  # loaded per command: `toolroute --help` stays fast
 
     return CardStore(args.catalog, args.store, expected_tool_names(args.catalog))
 
@@ -182,8 +182,8 @@ def cmd_cards_export(args) -> int:
 
 
 def cmd_cards_eval_change(args) -> int:
-    from toolroute.config import queries_path
-    from toolroute.evaluation.card_change import eval_change
+    from toolroute.config import queries_path  # loaded per command: `toolroute --help` stays fast
+    from toolroute.evaluation.card_change import eval_change  # loaded per command: `toolroute --help` stays fast
 
     store = _card_store(args)
     if args.name:
@@ -202,9 +202,9 @@ def cmd_cards_eval_change(args) -> int:
 
 
 def cmd_leakage(args) -> int:
-    from toolroute.evaluation.leakage import NEAR_DUPLICATE, similar_pairs
-    from toolroute.queries import load_queries
-    from toolroute.routing import open_catalog
+    from toolroute.evaluation.leakage import NEAR_DUPLICATE, similar_pairs  # loaded per command: `toolroute --help` stays fast
+    from toolroute.queries import load_queries  # loaded per command: `toolroute --help` stays fast
+    from toolroute.routing import open_catalog  # loaded per command: `toolroute --help` stays fast
 
     catalog = open_catalog(args.catalog)
     leaks = []
@@ -219,7 +219,7 @@ def cmd_leakage(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from toolroute.pipeline import PipelineInterrupted, list_outputs, run_pipeline
+    from toolroute.pipeline import PipelineInterrupted, list_outputs, run_pipeline  # loaded per command: `toolroute --help` stays fast
 
     if args.list_outputs:
         print("\n".join(list_outputs(args.params)))

@@ -32,6 +32,8 @@ from toolroute.rag.chunking import Chunk, chunk_pages, document_sentences
 from toolroute.rag.lazy import LazyStores
 from toolroute.rag.pdf import Page, extract_pages
 from toolroute.rag.store import DocumentStore, IngestReport, Passage
+from toolroute.embeddings import get_embedder
+from toolroute.chroma import open_client
 
 __all__ = [
     "COLLECTIONS", "DEFAULT_OVERLAP", "DEFAULT_SIZE", "collection_of", "document_chunks", "document_pages",
@@ -150,13 +152,10 @@ def strip_header(text: str) -> str:
 
 def open_stores(embedder: Any = None, client: Any = None, suffix: str = "") -> dict[str, DocumentStore]:
     """The two DocumentStores ("terms", "product_info"); `suffix` names a separate family (e.g. a sweep)."""
-    from toolroute.embeddings import get_embedder
 
     if embedder is None or isinstance(embedder, str):
         embedder = get_embedder(embedder)
     if client is None:
-        from toolroute.chroma import open_client
-
         client = open_client()
     return {key: DocumentStore(name + suffix, embedder, client=client) for key, name in COLLECTIONS.items()}
 

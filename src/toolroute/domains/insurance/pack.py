@@ -11,6 +11,7 @@ from toolroute.config import toolcards_dir
 from toolroute.domains.insurance import customers as db
 from toolroute.domains.insurance import reference
 from toolroute.domains.insurance.products import load_products
+from toolroute.domains.insurance.tools import build_tools
 
 # The prompts of notebook 07 (card examples by LLM, LLM reranking); its saved replies are keyed by them.
 AUGMENT_PROMPT = ("당신은 보험 TM 상담 데이터를 만드는 작가입니다. 상담원이나 고객이 실제로 말할 법한 짧은 한국어 요청 문장을 씁니다. "
@@ -133,8 +134,6 @@ def find_banned(sentence: str) -> list[dict[str, Any]]:
 
 
 def build_pack() -> DomainPack:
-    from toolroute.domains.insurance.tools import build_tools
-
     return DomainPack(
         name="insurance",
         tools=build_tools(),

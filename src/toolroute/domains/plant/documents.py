@@ -34,6 +34,8 @@ from toolroute.domains.plant.graph import DATA_DIR, models
 from toolroute.rag import Chunk, DocumentStore, IngestReport, Page, chunk_pages, document_sentences, extract_pages
 from toolroute.rag.lazy import LazyStores
 from toolroute.rag.pdf import write_pdf_if_changed
+from toolroute.embeddings import get_embedder
+from toolroute.chroma import open_client
 
 __all__ = [
     "COLLECTION", "DOC_TYPES", "DocumentInfo", "build_documents", "default_docs_dir", "document_chunks",
@@ -188,13 +190,9 @@ def document_chunks(docs: list[DocumentInfo], size: int = DEFAULT_SIZE, overlap:
 
 
 def _open_store(embedder: Any = None, client: Any = None) -> DocumentStore:
-    from toolroute.embeddings import get_embedder
-
     if embedder is None or isinstance(embedder, str):
         embedder = get_embedder(embedder)
     if client is None:
-        from toolroute.chroma import open_client
-
         client = open_client()
     return DocumentStore(COLLECTION, embedder, client=client)
 

@@ -8,6 +8,7 @@ from typing import Any
 from toolroute.agent.pack import DomainPack
 from toolroute.config import toolcards_dir
 from toolroute.domains.plant.graph import compact, load_graph
+from toolroute.domains.plant.tools import TOOLS
 
 SYSTEM_PROMPT = (
     "당신은 한빛정밀 창원공장 설비보전팀의 정비 도우미입니다. 오늘은 2025년 6월 30일입니다.\n"
@@ -101,8 +102,6 @@ FOLLOWUP_MARKERS = [
 
 
 def build_pack() -> DomainPack:
-    from toolroute.domains.plant.tools import TOOLS
-
     return DomainPack(
         name="plant",
         tools=list(TOOLS),

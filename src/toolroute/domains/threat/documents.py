@@ -32,6 +32,8 @@ from toolroute.rag.chunking import Chunk, chunk_pages, document_sentences
 from toolroute.rag.lazy import LazyStores
 from toolroute.rag.pdf import Page, extract_pages, write_pdf_if_changed
 from toolroute.rag.store import DocumentStore, IngestReport
+from toolroute.embeddings import get_embedder
+from toolroute.chroma import open_client
 
 __all__ = [
     "COLLECTION", "DEFAULT_OVERLAP", "DEFAULT_SIZE", "DocumentInfo", "Procedure", "build_documents",
@@ -162,13 +164,10 @@ def document_chunks(docs: list[DocumentInfo], size: int = DEFAULT_SIZE, overlap:
 
 def open_store(embedder: Any = None, client: Any = None, suffix: str = "") -> DocumentStore:
     """The procedures' DocumentStore (e5-small and the default Chroma unless given)."""
-    from toolroute.embeddings import get_embedder
 
     if embedder is None or isinstance(embedder, str):
         embedder = get_embedder(embedder)
     if client is None:
-        from toolroute.chroma import open_client
-
         client = open_client()
     return DocumentStore(COLLECTION + suffix, embedder, client=client)
 

@@ -25,6 +25,9 @@ from toolroute.domains.insurance.products import (
     search_products,
 )
 from toolroute.domains.insurance.tools.results import needs_user_input, not_found
+from toolroute.domains.insurance.products import OutsideJoinAge
+from toolroute.domains.insurance.tools.results import rejected
+from toolroute.domains.insurance.reference import mask_personal_data
 
 # Korean labels of the argument names the tools share; `require` builds its question from them.
 LABELS: dict[str, str] = {
@@ -456,8 +459,6 @@ def clean_bool(value: Any) -> bool | None:
 
 def age_rejection(product: Product, age: int, **data: Any) -> dict[str, Any]:
     """The `rejected` result for an age outside the product's join ages, with the allowed range."""
-    from toolroute.domains.insurance.products import OutsideJoinAge
-    from toolroute.domains.insurance.tools.results import rejected
 
     return rejected(str(OutsideJoinAge(product, age)), **product_ref(product), age=age,
                     join_age_min=product.join_age_min, join_age_max=product.join_age_max,
@@ -466,7 +467,6 @@ def age_rejection(product: Product, age: int, **data: Any) -> dict[str, Any]:
 
 def clean_masked(value: Any) -> str | None:
     """`clean_text`, then personal data masked: a not_found answer echoes what it was given."""
-    from toolroute.domains.insurance.reference import mask_personal_data
 
     text = clean_text(value)
     return mask_personal_data(text)[0] if text else None
