@@ -60,6 +60,19 @@ def load_params(path: str | Path) -> dict:
     return params
 
 
+def _entries(params: dict) -> list[tuple[str, dict]]:
+    """(name, entry) of each notebook in a parameter file; a missing or renamed name is refused."""
+    out = []
+    for i, entry in enumerate(params["notebooks"]):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not name:
+            raise PipelineError(f"{params['_path']}: notebooks[{i}] needs a 'name'")
+        if declared.renamed_message(name):
+            raise PipelineError(f"{params['_path']}: notebooks[{i}]: {declared.renamed_message(name)}; use the new name")
+        out.append((name, entry))
+    return out
+
+
 def _type_problem(value, default) -> str | None:
     """Why `value` cannot stand where the notebook's default `default` stands (None: it can).
     Numbers mix (an int for a float); None on either side means anything goes."""
@@ -80,12 +93,7 @@ def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tup
 
     notebooks_dir = notebooks_dir or ROOT / "notebooks"
     plan = []
-    for i, entry in enumerate(params["notebooks"]):
-        name = entry.get("name") if isinstance(entry, dict) else None
-        if not name:
-            raise PipelineError(f"{params['_path']}: notebooks[{i}] needs a 'name'")
-        if declared.renamed_message(name):
-            raise PipelineError(f"{params['_path']}: notebooks[{i}]: {declared.renamed_message(name)}; use the new name")
+    for name, entry in _entries(params):
         nb_path = notebooks_dir / f"{name}.ipynb"
         if not nb_path.is_file():
             raise PipelineError(f"{params['_path']}: notebook '{name}' not found ({nb_path})")
@@ -242,12 +250,7 @@ def list_outputs(params_path: str | Path) -> list[str]:
     copy and folder, the report's files), and the manifest: what `make reference` keeps."""
     params = load_params(params_path)
     outputs = []
-    for i, entry in enumerate(params["notebooks"]):
-        name = entry.get("name") if isinstance(entry, dict) else None
-        if not name:
-            raise PipelineError(f"{params['_path']}: notebooks[{i}] needs a 'name'")
-        if declared.renamed_message(name):
-            raise PipelineError(f"{params['_path']}: notebooks[{i}]: {declared.renamed_message(name)}; use the new name")
+    for name, _ in _entries(params):
         experiment = declared.find(name)
         outputs.extend(experiment.outputs() if experiment else [f"{name}.ipynb"])
     return [*outputs, "manifest.json"]
