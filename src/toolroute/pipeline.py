@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from toolroute.cards import open_catalog
 from toolroute.config import ROOT, llm_endpoint, results_dir
 from toolroute.experiments import declared
 from toolroute.experiments.notebook import LLM_CHOICES
@@ -58,6 +59,12 @@ def load_params(path: str | Path) -> dict:
         raise PipelineError(f"{path}: unknown top-level keys {sorted(unknown)}")
     params["_path"] = str(path)
     return params
+
+
+def card_edit_versions() -> dict[str, int]:
+    """Per toolcards folder, the card-store version the notebooks route with (0: the YAML as authored),
+    so a run made with saved card edits says so."""
+    return {folder.name: open_catalog(folder).edit_version for folder in sorted((ROOT / "toolcards").iterdir()) if folder.is_dir()}
 
 
 def _entries(params: dict) -> list[tuple[str, dict]]:
@@ -292,6 +299,7 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
         "python": platform.python_version(), "platform": platform.platform(), "cpu": cpu_model(),
         "versions": _versions(),
         "models": _models(),
+        "card_edits": card_edit_versions(),
         "started": datetime.now(timezone.utc).isoformat(),
     })
     for name, nb_path, given, _ in plan:
