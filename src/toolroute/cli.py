@@ -328,11 +328,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_leakage)
 
     p = sub.add_parser("mcp", help="serve route_tools, the domain's tools, ToolCards and prompts over MCP")
-    p.add_argument("--transport", choices=["stdio", "http"], default="stdio",
-                   help="stdio (Claude Desktop, Cursor; default) or http (streamable HTTP at /mcp)")
+    p.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio",
+                   help="stdio (Claude Desktop, Cursor; default), http (streamable HTTP at /mcp) or sse (older clients, /sse)")
     p.add_argument("--domain", choices=["insurance", "threat", "plant"], default="insurance")
-    p.add_argument("--host", default="127.0.0.1", help="http only; default 127.0.0.1 (this machine only)")
-    p.add_argument("--port", type=int, default=8765, help="http only")
+    p.add_argument("--host", default="127.0.0.1", help="http/sse only; default 127.0.0.1 (this machine only)")
+    p.add_argument("--port", type=int, default=8765, help="http/sse only")
     _add_router_options(p)
     p.set_defaults(func=cmd_mcp, catalog=None)
 

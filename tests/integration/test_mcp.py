@@ -219,19 +219,25 @@ def _free_port() -> int:
 
 @pytest.mark.enable_socket
 @pytest.mark.allow_hosts(["127.0.0.1"])
-def test_http_transport_on_loopback(tmp_path):
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_http_transports_on_loopback(tmp_path, transport):
+    from mcp.client.sse import sse_client
     from mcp.client.streamable_http import streamable_http_client
 
     port = _free_port()
     log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "toolroute.cli", "mcp", "--transport", "http", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "toolroute.cli", "mcp", "--transport", transport, "--port", str(port),
                              "--arm", "bm25"], env={**os.environ, **_env(tmp_path)}, stdout=log, stderr=subprocess.STDOUT)
+    def connect():
+        if transport == "http":
+            return streamable_http_client(f"http://127.0.0.1:{port}/mcp")
+        return sse_client(f"http://127.0.0.1:{port}/sse")
 
     async def exchange() -> list[str]:
         deadline = time.time() + 120
         while True:
             try:
-                async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write, *_):
+                async with connect() as (read, write, *_):
                     async with ClientSession(read, write) as session:
                         await session.initialize()
                         return [t.name for t in (await session.list_tools()).tools]

@@ -42,7 +42,7 @@ from toolroute.cards import open_catalog
 from toolroute.config import toolcards_dir
 from toolroute.routing import RouterConfig
 
-TRANSPORTS = ("stdio", "http")
+TRANSPORTS = ("stdio", "http", "sse")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MAX_K = 54
@@ -311,11 +311,14 @@ def _version() -> str:
 
 def serve(domain: str = "insurance", transport: str = "stdio", host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
           router_config: RouterConfig | None = None) -> None:
-    """Run the server until the client disconnects (stdio) or Ctrl-C (http: streamable HTTP at /mcp)."""
+    """Run the server until the client disconnects (stdio) or Ctrl-C: `http` serves streamable HTTP at
+    `/mcp`, `sse` the older HTTP+SSE transport at `/sse` (clients that predate streamable HTTP)."""
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}; one of {', '.join(TRANSPORTS)}")
     server = create_server(domain, router_config)
     if transport == "stdio":
         server.run("stdio")
-    else:
+    elif transport == "http":
         server.run("streamable-http", host=host, port=port)
+    else:
+        server.run("sse", host=host, port=port)
