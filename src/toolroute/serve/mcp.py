@@ -130,13 +130,13 @@ def _route_tools_tool(holder: RouterHolder) -> Tool:
         Returns JSON: the k best tools with scores, `no_call` (true when the request needs no tool,
         e.g. small talk or out of domain) and `call_probability`."""
         if not query.strip():
-            raise ToolError("route_tools: query is empty")
+            raise ToolError("query is empty")
         if not 1 <= k <= MAX_K:
-            raise ToolError(f"route_tools: k must be between 1 and {MAX_K}, got {k}")
+            raise ToolError(f"k must be between 1 and {MAX_K}, got {k}")
         try:
             result = holder.get().route(query)
         except ValueError as exc:  # a query over the turn limit names the limit
-            raise ToolError(f"route_tools: {exc}") from exc
+            raise ToolError(str(exc)) from exc
         return _json(result.to_dict(k))
 
     return Tool.from_function(route_tools, annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
