@@ -235,6 +235,14 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_mcp(args) -> int:
+    from toolroute.serve.mcp import serve
+
+    args.catalog = args.catalog or str(toolcards_dir(args.domain))
+    serve(args.domain, args.transport, host=args.host, port=args.port, router_config=_router_config(args))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolroute", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -318,6 +326,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hide-queries", action="store_true",
                    help="print ids and card examples only, so a card editor can fix leaks without seeing test queries")
     p.set_defaults(func=cmd_leakage)
+
+    p = sub.add_parser("mcp", help="serve route_tools, the domain's tools, ToolCards and prompts over MCP")
+    p.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio",
+                   help="stdio (Claude Desktop, Cursor; default), http (streamable HTTP at /mcp) or sse (older clients, /sse)")
+    p.add_argument("--domain", choices=["insurance", "threat", "plant"], default="insurance")
+    p.add_argument("--host", default="127.0.0.1", help="http/sse only; default 127.0.0.1 (this machine only)")
+    p.add_argument("--port", type=int, default=8765, help="http/sse only")
+    _add_router_options(p)
+    p.set_defaults(func=cmd_mcp, catalog=None)
 
     p = sub.add_parser("run", help="run the notebook pipeline with papermill into results/runs/<run-id>/")
     p.add_argument("--params", default="notebooks/params/default.yaml")
