@@ -236,7 +236,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_mcp(args) -> int:
-    from toolroute.serve.mcp import serve
+    from toolroute.serve.mcp import serve  # loaded per command: `toolroute --help` stays fast
 
     args.catalog = args.catalog or str(toolcards_dir(args.domain))
     serve(args.domain, args.transport, host=args.host, port=args.port, router_config=_router_config(args))

@@ -41,6 +41,7 @@ from pydantic import ValidationError
 from toolroute.cards import open_catalog
 from toolroute.config import toolcards_dir
 from toolroute.routing import RouterConfig
+from importlib.metadata import PackageNotFoundError, version
 
 TRANSPORTS = ("stdio", "http", "sse")
 DEFAULT_HOST = "127.0.0.1"
@@ -71,7 +72,7 @@ class RouterHolder:
     def get(self):
         with self._lock:
             if self._router is None and self._error is None:
-                from toolroute.routing import build_router
+                from toolroute.routing import build_router  # chromadb is heavy: imported in the router's background thread
 
                 start = time.perf_counter()
                 try:
@@ -167,7 +168,7 @@ def _card_resources(domain: str, catalog_path: str) -> list[FunctionResource]:
 
 
 def product_list() -> list[dict[str, Any]]:
-    from toolroute.domains.insurance.products import load_products
+    from toolroute.domains.insurance.products import load_products  # insurance resources: loaded only when serving that domain
 
     return [{"code": p.code, "name": p.name, "category": p.category, "description": p.description,
              "join_age": f"{p.join_age_min}~{p.join_age_max}세", "channels": list(p.channels),
@@ -178,7 +179,7 @@ def product_list() -> list[dict[str, Any]]:
 
 def terms_toc() -> dict[str, Any]:
     """The standard terms' chapters (제N관) with their articles (제N조), in order."""
-    from toolroute.domains.insurance.documents import document_specs
+    from toolroute.domains.insurance.documents import document_specs  # insurance resources: loaded only when serving that domain
 
     spec = next(s for s in document_specs() if s.doc_type == "terms")
     chapters: list[dict[str, Any]] = []
@@ -203,7 +204,7 @@ def _insurance_resources(server: MCPServer) -> None:
     @server.resource("insurance://products/{code}", name="product", mime_type="application/json",
                      description="One product in full (coverages, riders, exclusions, premiums …) by code, e.g. B001")
     def product(code: str) -> str:
-        from toolroute.domains.insurance.products import get_product
+        from toolroute.domains.insurance.products import get_product  # insurance resources: loaded only when serving that domain
 
         found = get_product(code)
         if found is None:
@@ -215,7 +216,7 @@ def _insurance_resources(server: MCPServer) -> None:
 
 
 def _scenario_prompt(scenario: Any, rules: str) -> Prompt:
-    from toolroute.domains.insurance import customers as db
+    from toolroute.domains.insurance import customers as db  # insurance resources: loaded only when serving that domain
 
     original = db.find_customers(customer_id=scenario.customer_id)[0] if scenario.customer_id else None
 
@@ -259,8 +260,8 @@ def _scenario_prompt(scenario: Any, rules: str) -> Prompt:
 
 
 def _insurance_prompts(server: MCPServer) -> None:
-    from toolroute.domains.insurance.pack import SYSTEM_PROMPT
-    from toolroute.domains.insurance.scenarios import load_scenarios
+    from toolroute.domains.insurance.pack import SYSTEM_PROMPT  # insurance resources: loaded only when serving that domain
+    from toolroute.domains.insurance.scenarios import load_scenarios  # insurance resources: loaded only when serving that domain
 
     rules = SYSTEM_PROMPT.split("\n", 1)[1]  # the rules, without the persona line
     for scenario in load_scenarios():
@@ -274,7 +275,7 @@ def create_server(domain: str = "insurance", router_config: RouterConfig | None 
                   warm_router: bool = True) -> MCPServer:
     """The MCP server of one domain (see the module docstring). `warm_router`: start building the router
     in the background once the transport is up."""
-    from toolroute.agent.pack import KNOWN_PACKS, load_pack
+    from toolroute.agent.pack import KNOWN_PACKS, load_pack  # builds the domain's tools: loaded when the server starts, not on import
 
     if domain not in KNOWN_PACKS:
         raise ValueError(f"unknown domain {domain!r}; one of {', '.join(KNOWN_PACKS)}")
@@ -301,8 +302,6 @@ def create_server(domain: str = "insurance", router_config: RouterConfig | None 
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("toolroute")
     except PackageNotFoundError:
