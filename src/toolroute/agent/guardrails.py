@@ -7,7 +7,8 @@ queries of the calibration split, not hand-set). A blocked turn gets a polite
 refusal with no tool search and no LLM call.
 
 Output: `<think>` blocks removed (also while streaming, see `ThinkFilter`), personal data masked,
-internal ids and tool names removed, banned phrases replaced by the pack's compliant alternative,
+internal ids and tool names removed (on the NFKC view, any case, with the particle glued to them; see
+`toolroute.agent.redaction`), banned phrases replaced by the pack's compliant alternative,
 and the disclaimer added once (not when the model already wrote one).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -23,6 +25,7 @@ import numpy as np
 
 from toolroute.agent.injection import violation
 from toolroute.agent.pack import DomainPack
+from toolroute.agent.redaction import ascii_boundaries, id_pattern, sub_view
 from toolroute.config import ROOT
 
 # --- L1: rules -------------------------------------------------------------------------------------
@@ -201,6 +204,14 @@ def replace_banned(text: str, pack: DomainPack) -> tuple[str, list[dict[str, Any
     return "".join(out).strip(), hits_all
 
 
+@lru_cache(maxsize=64)
+def _id_regex(patterns: tuple[str, ...]) -> re.Pattern:
+    """Internal ids or tool names as they leak into Korean answers: any case, any width (matched on the
+    NFKC view by `sub_view`), glued to a particle ("B001은", "premium_estimate로"), in backticks or
+    parentheses; a pack's `\\b` is read as an ASCII boundary (`toolroute.agent.redaction`)."""
+    return id_pattern(ascii_boundaries(p) for p in patterns)
+
+
 @dataclass
 class GuardedAnswer:
     text: str
@@ -221,16 +232,14 @@ def guard_output(text: str, pack: DomainPack, with_disclaimer: bool = True) -> G
         removed.append("personal_data")
     cleaned = masked
     for pattern in pack.remove_patterns:
-        new = re.sub(pattern, "", cleaned)
-        if new != cleaned:
+        cleaned, count = sub_view(_id_regex((pattern,)), cleaned)
+        if count:
             removed.append(pattern)
-            cleaned = new
-    names = sorted(pack.tool_names, key=len, reverse=True)
+    names = tuple(sorted(pack.tool_names, key=len, reverse=True))
     if names:
-        new = re.sub(r"`?\b(" + "|".join(map(re.escape, names)) + r")\b`?(\(\))?", "", cleaned)
-        if new != cleaned:
+        cleaned, count = sub_view(_id_regex(tuple(re.escape(n) for n in names)), cleaned)
+        if count:
             removed.append("tool_names")
-            cleaned = new
     cleaned = re.sub(r"\(\s*\)", "", cleaned)
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)
     cleaned = re.sub(r" +([,.)])", r"\1", cleaned).strip()
