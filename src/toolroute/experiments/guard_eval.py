@@ -202,8 +202,9 @@ def layer_table(gate: DomainGate | None = None, classifier: Any = None,
 
 
 def e5_gate(pack: Any = None) -> DomainGate:
-    """The L2 gate as `create_agent` builds it: the e5-small embedder, the pack's card examples, the
-    dev set's off-topic anchors, the threshold from the calibration split."""
+    """The L2 gate as `create_agent` builds it: the e5-small embedder (every vector remembered, see
+    `RememberingEmbedder`), the pack's card examples, the dev set's off-topic anchors, the threshold
+    from the calibration split, and L3 (`gate.injection`) fitted on the dev red-team split."""
     from toolroute.agent.guardrails import fit_domain_gate
     from toolroute.agent.pack import load_pack
     from toolroute.config import toolcards_dir
@@ -211,7 +212,64 @@ def e5_gate(pack: Any = None) -> DomainGate:
     from toolroute.routing import default_dev_file
 
     pack = pack if pack is not None else load_pack("insurance")
-    return fit_domain_gate(pack, get_embedder("e5-small"), default_dev_file(toolcards_dir("insurance")))
+    return fit_domain_gate(pack, RememberingEmbedder(get_embedder("e5-small")), default_dev_file(toolcards_dir("insurance")))
+
+
+class RememberingEmbedder:
+    """Wraps an embedder and remembers every query and passage vector by text, so that the sets, the
+    folds of cross-validation and the layers embed each text once (same vectors as the inner one)."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self.spec = getattr(inner, "spec", "")
+        self._seen: dict[tuple[str, str], np.ndarray] = {}
+
+    def _embed(self, kind: str, texts: list[str]) -> np.ndarray:
+        todo = [t for t in dict.fromkeys(texts) if (kind, t) not in self._seen]
+        if todo:
+            fresh = self.inner.embed_queries(todo) if kind == "q" else self.inner.embed_passages(todo)
+            for t, vector in zip(todo, np.asarray(fresh, dtype=np.float32)):
+                self._seen[(kind, t)] = vector
+        if not texts:
+            return np.zeros((0, getattr(self.inner, "dim", 384)), dtype=np.float32)
+        return np.stack([self._seen[(kind, t)] for t in texts])
+
+    def embed_queries(self, texts: Any) -> np.ndarray:
+        return self._embed("q", list(texts))
+
+    def embed_passages(self, texts: Any) -> np.ndarray:
+        return self._embed("p", list(texts))
+
+
+def classifier_data() -> tuple[list[str], list[str], list[str]]:
+    """(injections, legitimate turns, calibration queries) L3 is fitted on (`injection_classifier.tuning_data`)."""
+    from toolroute.agent.injection_classifier import tuning_data
+
+    return tuning_data("insurance")
+
+
+def fit_injection_classifier(embedder: Any, c: float = 1.0) -> Any:
+    from toolroute.agent.injection_classifier import fit_on_dev
+
+    return fit_on_dev(embedder, "insurance", c=c)
+
+
+def classifier_on_dev(embedder: Any, gate: DomainGate | None = None, c: float = 1.0) -> dict[str, Any]:
+    """What L3 adds on the dev split, out of fold (5 folds): injections it blocks that L1 and L2 let
+    through, and legitimate dev turns it blocks. The adoption rule: it must add blocks with no false
+    block."""
+    from toolroute.agent.injection_classifier import cross_validated
+
+    injections, legitimate, calibration = classifier_data()
+    folds = cross_validated(embedder, injections, legitimate, calibration, c=c)
+    before = layer_decisions(injections, gate)
+    missed = ~((before["L1"] != "") | before["L2"]).to_numpy()
+    legit_before = layer_decisions(legitimate, gate)
+    passed = ~((legit_before["L1"] != "") | legit_before["L2"]).to_numpy()
+    return {"injections": len(injections), "l3_alone_blocked": int(folds["injection_blocked"].sum()),
+            "missed_by_l1_l2": int(missed.sum()), "added_by_l3": int((folds["injection_blocked"] & missed).sum()),
+            "legitimate": len(legitimate), "l3_false_blocks": int(folds["legitimate_blocked"].sum()),
+            "added_false_blocks": int((folds["legitimate_blocked"] & passed).sum())}
 
 
 def results_path() -> Path:
@@ -225,7 +283,8 @@ def main(path: str | Path | None = None) -> pd.DataFrame:
     import tempfile
 
     os.environ["TOOLROUTE_CARDSTORE"] = tempfile.mkdtemp(prefix="guard-eval-cardstore-")
-    table = layer_table(e5_gate())
+    gate = e5_gate()
+    table = layer_table(gate, gate.injection)
     path = Path(path) if path is not None else results_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(path, index=False)
