@@ -119,7 +119,7 @@ _WORDS = ["고객님", "보험료", "계약", "확인", "안내", "드리겠습�
           "납입", "기간", "만기", "특약", "추가", "어머님", "아버님", "상담", "진행", "하겠습니다", "네", "그리고", "또한"]
 _HANGUL = st.characters(min_codepoint=0xAC00, max_codepoint=0xD7A3)
 _WORD = st.one_of(st.sampled_from(_WORDS), st.text(_HANGUL, min_size=1, max_size=5))
-_PHRASE = st.lists(_WORD, max_size=6).map(" ".join)
+_PHRASE = st.lists(_WORD, max_size=4).map(" ".join)
 # Particles and endings glued to a secret ("만" is left out: "테헤란로 123만" reads as 1.23 million).
 _PARTICLES = ["", "은", "는", "이", "가", "을", "를", "로", "으로", "님", "입니다", "의", "에게", "에", "에서", "과", "와",
               "도", "이에요", "예요", "이고", "이며", "인데", "께서", "님께", "이라서", "요"]
