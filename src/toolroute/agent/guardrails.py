@@ -1,13 +1,16 @@
 """Input and output guardrails of the agent graph, domain-agnostic (the pack supplies the specifics).
 
 Input: L1 rules (`toolroute.agent.injection`: injection and jailbreak patterns, Korean and English,
-on normalised text) and L2 embedding similarity to the domain (`DomainGate`: closer to the pack's
+on normalised text), L2 embedding similarity to the domain (`DomainGate`: closer to the pack's
 in-domain examples than to generic off-topic requests, with a threshold fitted on in-domain
-queries of the calibration split, not hand-set). A blocked turn gets a polite
+queries of the calibration split, not hand-set) and L3, a logistic regression on the same query
+embedding that tells injections from legitimate turns (`toolroute.agent.injection_classifier`,
+fitted on the dev red-team split; part of the gate, see `DomainGate.check`). A blocked turn gets a polite
 refusal with no tool search and no LLM call.
 
 Output: `<think>` blocks removed (also while streaming, see `ThinkFilter`), personal data masked,
-internal ids and tool names removed, banned phrases replaced by the pack's compliant alternative,
+internal ids and tool names removed (on the NFKC view, any case, with the particle glued to them; see
+`toolroute.agent.redaction`), banned phrases replaced by the pack's compliant alternative,
 and the disclaimer added once (not when the model already wrote one).
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -23,6 +27,7 @@ import numpy as np
 
 from toolroute.agent.injection import violation
 from toolroute.agent.pack import DomainPack
+from toolroute.agent.redaction import ascii_boundaries, id_pattern, sub_view
 from toolroute.config import ROOT
 
 # --- L1: rules -------------------------------------------------------------------------------------
@@ -50,6 +55,7 @@ class DomainGate:
     threshold: float
     fitted_on: str = ""
     off_examples: list[str] = field(default_factory=list)
+    injection: Any = None  # L3: an `InjectionClassifier` on the same embedder, or None
     _matrix: np.ndarray | None = None
     _off: np.ndarray | None = None
 
@@ -82,13 +88,25 @@ class DomainGate:
         if new:
             rows.update(zip(new, np.asarray(self.embedder.embed_passages(new), dtype=np.float32)))
         gate = DomainGate(self.embedder, examples, self.threshold, self.fitted_on, list(self.off_examples),
-                          _off=self._off)
+                          injection=self.injection, _off=self._off)
         gate._matrix = np.stack([rows[t] for t in examples]) if examples else None
         return gate, len(new)
 
-    def in_domain(self, text: str) -> tuple[bool, float]:
+    def check(self, text: str) -> tuple[str | None, float]:
+        """("off_domain" | "injection_classifier" | None, the domain score): L2, then L3 on the same
+        query embedding (the embedder remembers the turn's vector)."""
         score = float(self.similarity([text])[0])
-        return score >= self.threshold, score
+        if score < self.threshold:
+            return "off_domain", score
+        if self.injection is not None and self.injection.blocks(text)[0]:
+            return "injection_classifier", score
+        return None, score
+
+    def in_domain(self, text: str) -> tuple[bool, float]:
+        """True when neither L2 nor L3 blocks the turn. (The graph reads this; a turn L3 blocks gets the
+        off-domain refusal there until it reads `check`, which names the layer.)"""
+        blocked, score = self.check(text)
+        return blocked is None, score
 
     @classmethod
     def fit(cls, embedder: Any, examples: list[str], in_domain_queries: Sequence[str],
@@ -106,7 +124,8 @@ class DomainGate:
     def to_dict(self) -> dict[str, Any]:
         return {"threshold": self.threshold, "fitted_on": self.fitted_on, "n_examples": len(self.examples),
                 "n_off_examples": len(self.off_examples),
-                "score": "in-domain minus off-domain cosine" if self.off_examples else "in-domain cosine"}
+                "score": "in-domain minus off-domain cosine" if self.off_examples else "in-domain cosine",
+                "injection_classifier": None if self.injection is None else self.injection.to_dict()}
 
 
 def off_domain_anchors(path: str | Path | None = None) -> list[str]:
@@ -122,8 +141,11 @@ def off_domain_anchors(path: str | Path | None = None) -> list[str]:
 
 
 def fit_domain_gate(pack: DomainPack, embedder: Any, dev_file: str | Path | None,
-                    cache: dict[str, Any] | None = None, off_examples: Sequence[str] | None = None) -> DomainGate:
-    """Fit the L2 gate on the calibration/dev split's in-domain queries (queries that expect a tool)."""
+                    cache: dict[str, Any] | None = None, off_examples: Sequence[str] | None = None,
+                    injection_classifier: bool = True) -> DomainGate:
+    """Fit the L2 gate on the calibration/dev split's in-domain queries (queries that expect a tool),
+    with L3 (`toolroute.agent.injection_classifier.fit_on_dev`) when `injection_classifier` and the
+    domain has a dev red-team split."""
     examples = pack.domain_examples
     queries: list[str] = []
     if dev_file and Path(dev_file).is_file():
@@ -135,7 +157,12 @@ def fit_domain_gate(pack: DomainPack, embedder: Any, dev_file: str | Path | None
     if not queries:  # no dev split: hold the examples themselves to the same rule (weaker, said in fitted_on)
         queries = examples
     anchors = off_domain_anchors() if off_examples is None else list(off_examples)
-    return DomainGate.fit(embedder, examples, queries, fitted_on=str(dev_file or "domain examples"), off_examples=anchors)
+    gate = DomainGate.fit(embedder, examples, queries, fitted_on=str(dev_file or "domain examples"), off_examples=anchors)
+    if injection_classifier:
+        from toolroute.agent.injection_classifier import fit_on_dev
+
+        gate.injection = fit_on_dev(embedder, pack.name)
+    return gate
 
 
 # --- output ---------------------------------------------------------------------------------------
@@ -201,6 +228,14 @@ def replace_banned(text: str, pack: DomainPack) -> tuple[str, list[dict[str, Any
     return "".join(out).strip(), hits_all
 
 
+@lru_cache(maxsize=64)
+def _id_regex(patterns: tuple[str, ...]) -> re.Pattern:
+    """Internal ids or tool names as they leak into Korean answers: any case, any width (matched on the
+    NFKC view by `sub_view`), glued to a particle ("B001은", "premium_estimate로"), in backticks or
+    parentheses; a pack's `\\b` is read as an ASCII boundary (`toolroute.agent.redaction`)."""
+    return id_pattern(ascii_boundaries(p) for p in patterns)
+
+
 @dataclass
 class GuardedAnswer:
     text: str
@@ -221,16 +256,14 @@ def guard_output(text: str, pack: DomainPack, with_disclaimer: bool = True) -> G
         removed.append("personal_data")
     cleaned = masked
     for pattern in pack.remove_patterns:
-        new = re.sub(pattern, "", cleaned)
-        if new != cleaned:
+        cleaned, count = sub_view(_id_regex((pattern,)), cleaned)
+        if count:
             removed.append(pattern)
-            cleaned = new
-    names = sorted(pack.tool_names, key=len, reverse=True)
+    names = tuple(sorted(pack.tool_names, key=len, reverse=True))
     if names:
-        new = re.sub(r"`?\b(" + "|".join(map(re.escape, names)) + r")\b`?(\(\))?", "", cleaned)
-        if new != cleaned:
+        cleaned, count = sub_view(_id_regex(tuple(re.escape(n) for n in names)), cleaned)
+        if count:
             removed.append("tool_names")
-            cleaned = new
     cleaned = re.sub(r"\(\s*\)", "", cleaned)
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)
     cleaned = re.sub(r" +([,.)])", r"\1", cleaned).strip()

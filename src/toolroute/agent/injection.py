@@ -4,10 +4,14 @@ Attackers hide the words rules look for: full-width letters, look-alike Cyrillic
 characters, spaced-out letters ("시 스 템"), Hangul split into jamo ("ㅅㅣㅅㅡㅌㅔㅁ"), leetspeak
 ("1gn0r3"), or base64. Every turn is therefore checked in several forms: NFKC with look-alikes
 mapped and jamo recomposed; the same with spacing and punctuation squeezed out; a leetspeak
-reading; and the decoded text of any base64 token. A rule is a named regex, or a pair of regexes
-that must both match (an object such as "system prompt" and a verb such as "show"), so that
-ordinary insurance wording ("약관 원문 보여줘", "이전 상담 내용 무시하고 다시 계산") passes.
-Rules were written and tuned on `data/redteam/dev.jsonl` and the dev queries only.
+reading; the decoded text of any base64, hex or percent-encoded token; the text backwards; its
+ROT13 reading; and quoted fragments joined (a payload split into variables). A rule is a named
+regex, or a pair of regexes that must both match (an object such as "system prompt" and a verb such
+as "show"), so that ordinary insurance wording ("약관 원문 보여줘", "이전 상담 내용 무시하고 다시 계산")
+passes. Rules were written on `data/redteam/dev.jsonl` and on probes of the attack families written
+for this project (`tests/unit/test_input_guard_probes.py`), and checked for false blocks on the dev
+red-team split's legitimate turns and the dev, calibration and tuning queries; the held-out sets
+(`prompts.jsonl`, `heldout.jsonl`) and the test queries are only measured.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import base64
 import binascii
 import re
 import unicodedata
+import urllib.parse
 
 # --- normalisation -----------------------------------------------------------------------------------
 
@@ -28,6 +33,11 @@ _MEDIALS = "ㅏㅐㅑㅒㅓㅔㅕㅖㅗㅘㅙㅚㅛㅜㅝㅞㅟㅠㅡㅢㅣ"
 _FINALS = ["", "ㄱ", "ㄲ", "ㄳ", "ㄴ", "ㄵ", "ㄶ", "ㄷ", "ㄹ", "ㄺ", "ㄻ", "ㄼ", "ㄽ", "ㄾ", "ㄿ", "ㅀ", "ㅁ", "ㅂ", "ㅄ",
            "ㅅ", "ㅆ", "ㅇ", "ㅈ", "ㅊ", "ㅋ", "ㅌ", "ㅍ", "ㅎ"]
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
+_HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[\s:]?){6,}(?![0-9A-Za-z])")
+_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2}){3,}")
+_QUOTED = re.compile(r"'([^'\n]{1,30})'|\"([^\"\n]{1,30})\"|[‘“「]([^’”」\n]{1,30})[’”」]")
+_ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+                       "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
 
 
 def compose_jamo(text: str) -> str:
@@ -50,17 +60,40 @@ def compose_jamo(text: str) -> str:
     return "".join(out)
 
 
+def _printable(raw: bytes) -> str | None:
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return decoded if decoded.isprintable() and len(decoded.strip()) >= 4 else None
+
+
 def _decoded_payloads(text: str) -> list[str]:
+    """The text of each base64, hex or percent-encoded token that decodes to readable UTF-8."""
     out = []
     for token in _BASE64.findall(text):
         try:
             raw = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
-            decoded = raw.decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
+        except (binascii.Error, ValueError):
             continue
-        if decoded.isprintable() and len(decoded.strip()) >= 4:
+        decoded = _printable(raw)
+        if decoded:
+            out.append(decoded)
+    for token in _HEX.findall(text):
+        decoded = _printable(bytes.fromhex(re.sub(r"[^0-9A-Fa-f]", "", token)))
+        if decoded:
+            out.append(decoded)
+    if _PERCENT.search(text):
+        decoded = urllib.parse.unquote(text)
+        if decoded != text:
             out.append(decoded)
     return out
+
+
+def _quoted_fragments(text: str) -> str:
+    """Quoted pieces joined in order: a payload split into variables (a='시스템', b='프롬프트')."""
+    pieces = _QUOTED.findall(text)
+    return "".join(a or b or c for a, b, c in pieces) if len(pieces) >= 2 else ""
 
 
 def views(text: str) -> list[str]:
@@ -72,29 +105,179 @@ def views(text: str) -> list[str]:
     out = [base, squeezed, base.lower().translate(_LEET)]
     for payload in _decoded_payloads(base):
         out.extend(views(payload)[:2])
+    # written backwards ("트프롬프 템스시", "tpmorp metsys"), in ROT13, or split into quoted variables
+    out.append(base[::-1])
+    if re.search(r"[A-Za-z]{4}", base):
+        out.append(base.translate(_ROT13))
+    joined = _quoted_fragments(base)
+    if joined:
+        out.extend([joined, re.sub(r"[\s\W_]+", "", joined)])
     return out
 
 
 # --- rules -------------------------------------------------------------------------------------------
 
-_ASSISTANT = r"(너|네|니|당신|도우미|상담\s*도우미|상담\s*봇|챗봇|봇|AI|ai|에이아이|assistant|bot|you|your|ur)"
+_ASSISTANT = r"(너|네|니|당신|도우미님?|상담\s*도우미님?|상담\s*봇|챗봇|봇|AI님?|ai|에이아이|assistant|bot|you|your|ur)"
 _SECRET = (r"(시스템\s*(프롬프트|메시지|설정|지침|지시)|system\s*(prompt|message|instructions?)|프롬프트|prompt|"
-           r"지시문|지침|숨(겨진|은)\s*(규칙|지시|설정|프롬프트|명령)|hidden\s*(rules?|prompt|instructions?)|"
+           r"지시문|지침|숨(겨진|은)\s*(규칙|지시|설정|프롬프트|명령)|(hidden|secret)\s*(rules?|prompt|instructions?|guidelines|policies|settings)|"
+           r"(역할|너|당신)\s*(을|를)?\s*(만든|정의한|정한|설정한)\s*(문장|글|원문|지시|텍스트|말)|"
+           r"(자기|자신의|네|너의|니|당신의|your)\s*(설정|지침|규칙|프롬프트|지시)|(설정|지침|지시)\s*(원문|전문)|"
+           r"(적용된|걸려\s*있는|설정된)\s*(제약|제한|규칙|금지)\s*(사항)?\s*(목록|리스트|전체|전부)|"
+           r"(instructions|guidelines|rules)\s+you\s+(received|were\s+given)|"
+           r"(rules|guidelines|instructions|constraints)\s+you\s+(operate|work|run)\s+under|"
+           r"(rules|guidelines|instructions|constraints)\s+you\s+(follow|obey|have\s+to\s+follow)|"
            r"(내부|초기|원래|기본)\s*(지시|지침|규칙|설정|프롬프트|명령|도구|툴|로직)|설정\s*(값|문구|메시지)|금지어|"
            r"필터\s*키워드|(도구|툴|tool)\s*(이름|목록|리스트|list|names?)|(function|함수)\s*(이름|names?)|json\s*schemas?|"
            r"(api|API)\s*(엔드포인트|endpoint|주소)|config(uration)?|context\s*window|instructions|"
+           r"(처음|최초|초기|세팅|설정|셋업|시작)\S{0,6}\s*(받은|주어진|입력된|들어간)\s*(문서|글|텍스트|자료|내용|지시|말|메시지)|"
+           r"(시작(되기|하기)|열리기)\s*전에\s*.{0,12}(입력된|주어진|받은|들어간|적힌)\s*(글|텍스트|내용|문장|메시지|지시)|"
+           r"(before|prior\s+to)\s+(this|our|the)\s+(chat|conversation|session)|"
+           r"guidance\s+you|(instructions|guidelines|rules)\s+you\s+(were|have\s+been|got)|"
+           r"how\s+you\s+(were|are)\s+(configured|set\s*up|programmed|instructed|prompted)|"
            r"(위에|앞에|above)\s*(있는\s*)?(글|텍스트|내용|text)|text\s+above)")
 _REVEAL = (r"(보여|알려|출력|공개|말해|말하|인용|나열|제출|회신|유출|까|뽑아|번역|읽어|독백|입력해|다시\s*(써|입력)|그대로|뭐라고|뭐(임|냐)|"
-           r"원문|전문|토씨|dump|show|print|output|list|reveal|repeat|translate|tell|quote|give|read|what\s+(tools|did))")
+           r"원문|전문|토씨|dump|show|print|output|list|reveal|repeat|translate|tell|quote|give|read|what\s+(tools|did)|"
+           r"여쭤|공유|말씀해|보고해|궁금|복사|베껴|옮겨|적어|소개해|낭독|뭐야|뭐였|(may|can|could)\s+i\s+see|let\s+me\s+see|wording|copy|paste|write\s+(out|down)|share|explain|describe|walk\s+me|요약|정리해|summar|paraphrase)")
 _OVERRIDE_OBJECT = (r"(규칙|지시|지침|제약|필터|검열|규정|정책|명령|프롬프트|안전\s*장치|금지\s*항목|rules?|instructions?|"
                     r"restrictions?|filters?|guardrails?|guidelines?|polic(y|ies))")
-_OVERRIDE_VERB = (r"(무시|잊|해제|풀(어|고|려)|꺼|끄|삭제|무효|ignore|disregard|forget|bypass|override|disable|"
+_OVERRIDE_VERB = (r"(무시|잊|해제|풀(어|고|려)|꺼|끄|삭제|무효|비활성|중지|정지|ignore|disregard|forget|bypass|override|disable|"
+                  r"deactivat|suspend|lift|"
                   r"(switch|turn)(ed)?\s+off)")
-_CLAIM = (r"(원금\s*(이\s*)?(100\s*%\s*)?(보장|손실\s*(이\s*)?(절대\s*)?없)|무조건\s*(다\s*)?(보장|지급)|100\s*%\s*(지급|보장|safe)|"
+_CLAIM = (r"(원금\s*(이\s*)?(100\s*(%|퍼센트|퍼|프로|percent)\s*)?(보장|손실\s*(이\s*)?(절대\s*)?없)|무조건\s*(다\s*)?(보장|지급)|100\s*(%|퍼센트|퍼|프로|percent)\s*(지급|보장|safe)|"
           r"손해\s*(볼\s*일이?\s*)?(는\s*)?(절대\s*)?없|절대\s*(손실|손해)|principal[- ]guaranteed|guaranteed|"
-          r"보험금\s*(을\s*)?두\s*배)")
-_CLAIM_ORDER = (r"(라고|다고|이라고)\s*(고객(한테|에게)\s*)?(말|안내|해|써|적|넣|붙|약속|답변|대답)|문구|스크립트|대사|"
+          r"보험금\s*(을\s*)?두\s*배|보험료\s*(가|는)?\s*(절대|평생|영원히|앞으로)?\s*(안\s*오[르른름를]|인상\s*(이|은|도)?\s*없|오르지\s*않)|"
+          r"(해지|해약)\s*환급금\s*(이|은)?\s*(항상|무조건|언제나|100\s*(%|퍼센트|퍼|프로|percent)|절대)|손실\s*(이|은)?\s*(절대\s*)?없|"
+          r"무조건\s*(다\s*)?(가입|승인|지급)|never\s+(rises?|increases?|goes\s+up)|zero\s+risk|no\s+(loss|risk)|"
+          r"always\s+(pays?|covered|higher)|원금\s*(이|은)?\s*(절대|전혀)?\s*(안\s*깨|깨지지\s*않|보전|그대로\s*(보장|돌려))|"
+          r"100\s*(%|퍼센트|퍼|프로|percent)\s*(다\s*)?(지급|보장|보상)|(어떤|모든|무슨)\s*\S{1,4}(이든|든지|라도)\s*.{0,6}(다\s*)?(지급|보장|보상)|보험료\s*.{0,6}(동결|고정|안\s*올)|no\s+matter\s+what|"
+          r"definitely\s+(get\s+)?(paid|covered)|guaranteed?\s+(payout|to\s+pay))")
+_CLAIM_ORDER = (r"(라고|다고|이라고)\s*(고객(한테|에게)\s*)?(말|안내|해|써|적|넣|붙|약속|답변|대답)|문구|스크립트|대사|대본|멘트|"
+                r"예시|교육용|연습용|훈련용|pitch|했잖|약속했|you\s+(said|promised)|홍보|광고\s*문구|작성|써\s*줘|"
+                r"만들어\s*(줘|주세요)|write|draft|tell\s+(the\s+)?customers?|script|"
                 r"공식\s*답변|답변\s*(을\s*)?고정|약속해|tell\s+the\s+customer|say|붙여|repeat\s+after")
+
+# Role-play with a persona that has no rules: a persona or fiction cue and an "unrestricted" cue.
+_PERSONA = (r"((지금부터|이제부터|이제|앞으로|오늘은|오늘부터|이번엔|지금은)\s*(너|넌|네가|니가|당신|니)|(너|넌|당신)\s*(은|는)?\s*(이제|지금부터)|"
+            r"(네가|너는|넌|당신은)\s*['\"‘“].{1,30}['\"’”]\s*(이야|야|예요|이에요|입니다|이다)|(으로서|로서)\s*(답|대답|말)|"
+            r"(내가|제가)\s*['\"‘“].{1,20}['\"’”]\s*(이?라고)?\s*(하면|치면|말하면|입력하면)|"
+            r"역할|\S역|캐릭터|등장\s*인물|연극|"
+            r"페르소나|연기|롤\s*플|역할극|상황극|게임|소설|대본|시나리오|영화|TRPG|NPC|모드|"
+            r"role[\s-]?play|pretend|act\s+(as|like)|play\s+(a|the)\s+(role|character|game)|character|persona|"
+            r"you\s+are\s+(now\s+)?|you're\s+(now\s+)?|stay\s+in\s+character|simulate|mode\b|game)")
+_UNRESTRICTED = (r"((규칙|규정|방침|정책|제한|제약|필터|검열|금지|가이드라인|원칙|룰|윤리)\s*(같은\s*(건|거|것)\s*)?"
+                 r"(은|는|이|가|도|을|를)?\s*(전혀|하나도|다|따위|일절|아무것도)?\s*"
+                 r"(없|안\s*지[켜키]|지키지\s*않|신경\s*(안|쓰지)|상관\s*(없|안)|모르)|"
+                 r"(규칙|규정|방침|정책|제한|제약|필터|검열|가이드라인|원칙|룰)\S{0,3}\s*(도\s*)?(묶|얽매|구속|적용\s*(안|되지\s*않))|"
+                 r"아무\s*(제한|제약|규칙|규정|필터|검열)|free(d)?\s+(from|of)\s+(all\s+)?(its\s+|your\s+|the\s+)?(rules|restrictions|limits)|무엇이든|뭐든지?\s*(다\s*)?(대답|답|말|알려)|"
+                 r"모든\s*(질문|요청)에\s*(다\s*)?(답|대답)|거절\s*(을\s*)?(안|하지\s*않|못|없)|숨기는\s*(게|것)?\s*없|"
+                 r"(아무\s*것도|아무것도|하나도)\s*숨기지|숨기지\s*않는\s*(성격|캐릭터|AI)|"
+                 r"unrestricted|unfiltered|uncensored|jailbroken|탈옥된|zero\s+(limitations|limits|restrictions|rules|filters)|"
+                 r"no\s+(limitations|guardrails)|without\s+guardrails|(가드레일|안전\s*장치)\s*(이|가)?\s*없|no\s+(content\s+)?(policy|policies|rules|restrictions|limits|filters|"
+                 r"censorship|guidelines)|without\s+(any\s+)?(rules|restrictions|limits|filters|guidelines)|"
+                 r"never\s+refuses?|answers?\s+anything|(broken|break|breaks)\s+free|anything\s+goes|ignores?\s+(the\s+)?(company\s+)?polic)")
+
+# Instructions addressed to the model inside pasted data (a customer name, a memo, an e-mail, a cell).
+_TO_MODEL = (r"((AI|에이아이|챗봇|상담\s*봇|어시스턴트|assistant|LLM|GPT|모델|model)\s*(에게|한테|께|님께)?\s*"
+             r"(전달|지시|명령|note|instruction)?\s*[:：]|"
+             r"[\[(<{#]\s*(시스템|system)\s*(지시|메시지|명령|note|prompt|override)?\s*[:：]|"
+             r"(###|\[|<|\{|\()\s*(관리자|admin|운영자|개발자|developer|시스템|system)\s*(명령|지시|메시지|command|instruction|note|"
+             r"override)|"
+             r"(메일|메시지|문서|조항|글|내용|데이터|파일|메모|텍스트|이메일|편지|문자|필드|셀|message|email|text|document)"
+             r"\s*(을|를)?\s*(읽|받|처리|보|요약)\S{0,3}\s*(AI|에이아이|시스템|모델|도우미|봇|챗봇|assistant|model)|"
+             r"(note|message|instructions?)\s+(to|for)\s+(the\s+)?(ai|assistant|model|bot|llm)|"
+             r"(ai|assistant|model|llm)\s+(reading|processing)\s+this|"
+             r"(\{\{|\$\{|<<|\[\[)[^}\]>]{0,120}(ignore|disregard|override|system|시스템|무시|출력|print|reveal|공개|"
+             r"지시|prompt|프롬프트|rules?|규칙|고객|customer))")
+
+# Encoded payloads to decode and obey.
+_ENCODED = (r"(디코딩|디코드|decode|base\s*64|베이스\s*64|b64|hex|16진수|헥사|rot\s*-?\s*13|로트\s*13|url\s*(디코딩|인코딩|decode)|"
+            r"퍼센트\s*인코딩|인코딩|encoded|암호문|복호화|해독|거꾸로|뒤집|역순|reverse|backwards|풀어서|풀면|암호|cipher|caesar|"
+            r"시저|밀린|shift(ed)?)")
+_OBEY = (r"(실행|따라|수행|대로|그대로\s*(해|따)|execute|follow|obey|do\s+(it|what|as)|run\b|적용|처리해|시키는\s*대로|"
+         r"(풀어서|해독해서|decode\s+and)\s*(그대로\s*)?(해|실행|따라)|"
+         r"carry\s+out)")
+
+# What the model was told: its first line, a summary, its tools and their arguments.
+_GIVEN = (r"(시스템\s*(프롬프트|메시지|설정)|system\s*(prompt|message)|지시문|프롬프트|prompt|"
+          r"(받은|받으신|주어진|부여된|설정된|입력된|학습된|처음\s*(에\s*)?(받은|설정된|주어진))\s*(지시|지침|안내|규칙|설정|명령|"
+          r"원칙|가이드|내용|말)|instructions?|guidelines|(your|ur)\s+(rules|configuration|setup|guidance)|"
+          r"how\s+you\s+(were|are|got)\s+(configured|set\s*up|instructed|programmed|prompted|told)|"
+          r"guidance\s+you|(너|네|당신|도우미님?)(의|가|이)?\s*(규칙|지침|설정|지시))")
+_FIRST = (r"(첫|처음|맨\s*(앞|위|처음|끝|아래)|마지막|끝)\s*(번째\s*)?(문장|줄|단어|글자|라인|문단|부분)|"
+          r"(last|final)\s+(sentence|line|word|paragraph|part)|bullet|요점|목차|"
+          r"(첫|처음|첫\s*번째|맨\s*처음|가장\s*첫)\s*(번째\s*)?(항목|조항|규칙|item|rule|point)|(first|top)\s+(item|rule|point)|"
+          r"(first|opening|very\s+first|beginning)\s+(sentence|line|word|paragraph|character|part|words)|"
+          r"(한\s*(글자|단어|줄)씩|글자\s*단위|character\s+by\s+character|letter\s+by\s+letter|word\s+by\s+word|"
+          r"one\s+(word|letter|character)\s+at\s+a\s+time|spell\s+out)|세\s*줄로|한\s*줄로|줄\s*요약")
+_TOOLS = (r"(도구|툴|함수|펑션|function|tool|api|플러그인|plugin)s?\W{0,3}.{0,60}(파라미터|인자|매개\s*변수|스키마|정의|"
+          r"arguments?|parameters?|params|schemas?|signatures?|args|definitions?|specs?|넘기는\s*값|전달(하는|되는)\s*값|"
+          r"입력\s*값|inputs?)|"
+          r"(allowed|able|permitted)\s+to\s+(call|use|invoke)|(접근|호출)\s*(가능한|할\s*수\s*있는)\s*.{0,6}(함수|도구|툴)|"
+          r"(호출|사용|쓸|call|use|access)\s*(할\s*수\s*있는|가능한|하는|중인|can|could|have)?.{0,12}(모든|전체|전부|every|all)"
+          r"\s*.{0,5}(도구|툴|함수|functions?|tools?)|"
+          r"(모든|전체|전부|every|all)\s*(의\s*)?(도구|툴|함수|functions?|tools?)\s*.{0,6}(목록|이름|리스트|list|names?)|"
+          r"(list|name)\s+(every|all|each)\s+(of\s+)?(the\s+)?(tools?|functions?)|"
+          r"(dump|print|list|show|output|export|give\s+me)\s+(your|all|the|every)?\s*(functions?|tools?)\b|"
+          r"(function|tool)s?\s+(list|names|catalog|inventory)|openapi|swagger")
+_ABOVE = (r"((이\s*(줄|문장|메시지)|여기|this\s+(line|message))\s*(보다\s*)?(위|above|before|앞)|"
+          r"(above|before)\s+this\s+(line|message|point)|everything\s+(above|before)|"
+          r"(대화|채팅|conversation|chat|context)\s*(의\s*)?(맨\s*)?(위|시작|top|beginning|start))")
+_ABOVE_READ = r"(적혀|쓰여|옮겨|print|repeat|output|what('s|\s+is)\s+(written|there|at))"
+
+# Personal data of people other than the caller.
+_PII_WORD = (r"(성함|연락처|전화\s*번호|전번|휴대\s*폰|핸드폰|폰\s*번호|주소|주민(등록)?\s*번호|주민번호|이메일|메일\s*주소|계좌|"
+             r"생년월일|contact|phone|address|e-?mail|ssn|resident|personal\s+(data|details|info))")
+_PEOPLE = (r"((고객|가입자|계약자|회원|피보험자|사람|손님|[클크]라이언트)\s*(분)?(들|님들|\s*전원|\s*전체|\s*모두|\s*명단|\s*리스트|\s*목록)|"
+           r"(가진|사는|하는|있는|한|된)\s*(분들|사람들|이들)|those\s+people|"
+           r"(all|every|each|list\s+of)\s+(\w+\s+){0,2}(customers?|clients?|policyholders?|users?|callers?)|"
+           r"(customers|clients|policyholders|callers)('|’)?\s)")
+_OTHER_PERSON = (r"(((방금|아까|직전|이전|전에|앞서|앞|바로\s*(전|앞)|지난번)\s*(에\s*)?(전에\s*)?.{0,4}(통화|상담|전화|연락|문의)\s*"
+                 r"(한|했던|하신|하던|온)\s*.{0,10}(분|사람|고객|손님|환자)|(직전|이전|앞|방금|아까)\s*(고객|사람|분|손님)\s*(이|가)?).{0,20}"
+                 r"(연락처|번호|전화|주소|성함|이름|누구|계좌|주민|병력|불러\s*준)|"
+                 r"(옆집|이웃|동료|직장\s*동료|지인|아는\s*사람|남의|타인|[가-힣]씨\s*(아저씨|아줌마|아주머니|할머니|할아버지)?)\s*.{0,15}"
+                 r"(무슨|어떤|뭔)\s*보험\s*(들었|가입했|가입해\s*있|들어\s*있)|"
+                 r"(뒷\s*자리|끝\s*자리|앞\s*자리|끝\s*번호|(마지막|끝)\s*(네|세|두|\d)\s*자리|로\s*시작하는|으로\s*시작하는|로\s*끝나는|last\s+(four|4|few)\s+digits|"
+                 r"ending\s+in|starting\s+with).{0,20}(고객|사람|누구|이름|분|who|whose|customer|name|목록|list)|"
+                 r"[가-힣]\s*(OO|○○|ㅇㅇ|\*\*?|XX|xx)\s*(고객|씨|님)|[가-힣]모\s+(씨|고객)|"
+                 r"(고객(?!\s*(센터|상담실|플라자|지원|만족|서비스))|님|씨)\s*(의\s*)?.{0,6}(집\s*)?(주소|생년월일|주민(등록)?\s*번호|계좌(\s*번호)?|연락처|전화\s*번호|"
+                 r"휴대폰\s*번호|이메일)(?!\S{0,2}\s*(변경|수정|바꾸|바꿔|등록|입력|정정))|"
+                 r"(남편|아내|와이프|배우자|부인)\s*(의\s*)?.{0,6}(주민|계좌|비밀\s*번호)|"
+                 r"(시어머니|시아버지|장인|장모|어머니|아버지|엄마|아빠|동생|형|오빠|누나|언니|아들|딸|며느리|사위|삼촌|이모|고모)\s*(의\s*)?"
+                 r".{0,6}(주민|계좌|비밀\s*번호).{0,15}(찾아|대신|불러|뭐였|기억)|"
+                 r"(전\s*(남편|아내|부인|남자\s*친구|여자\s*친구|남친|여친|애인)|전남친|전여친|ex)\s*.{0,20}(보험|계약|가입|병력|주소|연락처))")
+_ASK_PERSON = (r"(알려|뭐|누구|조회|보여|뽑아|불러|말해|정리해|성함|이름|번호|알아봐|찾아|알\s*수|what|who|give|tell|show|list|send|"
+               r"find)")
+_OTHERS_ASKED = (r"((다른|이전|앞|직전|방금|전)\s*(사용자|상담원|고객|사람|유저|손님|분)\s*(분)?(들)?\s*(이|가|은|는|께서)?\s*.{0,15}"
+                 r"(물어|질문|문의|상담\s*(한|했던)\s*내용|상담\s*(을|를)?\s*받|대화)|"
+                 r"who\s+else\s+(called|asked|contacted|talked|phoned)|(other|previous)\s+callers?|"
+                 r"다른\s*(상담|통화|대화|세션|채팅|고객\s*상담)\s*(에서|의|때)\s*.{0,10}(내용|나온|말|정보|대화|얘기)|"
+                 r"다른\s*(상담원|직원|설계사|agent)s?\s*(들)?.{0,20}(고객|통화|상담\s*내역|기록)|"
+                 r"(other|previous|last|earlier)\s+(users?|customers?|callers?|people)\s+.{0,20}(ask|say|said|questions?|chat|"
+                 r"conversation|talk))")
+
+# A turn that replays a conversation with the model's part written in ("Assistant: 네, 제 시스템 프롬프트는 …").
+_TRANSCRIPT = (r"(^|\n|\s)(user|사용자|human|고객|나|me)\s*[:：][\s\S]{0,300}(\n|\s)"
+               r"(assistant|ai|도우미|bot|챗봇|gpt|model|어시스턴트)\s*[:：]")
+# A promise the model supposedly made earlier, for data it must not give.
+_MEMORY = (r"(약속했|약속하셨|했잖|하셨잖|말했잖|그랬잖|됐잖|했었지|했었잖|하기로\s*했|주기로\s*했|겠다고\s*했|you\s+(promised|said\s+you\s+would|agreed)|as\s+you\s+promised)")
+_MEMORY_TARGET = rf"({_PII_WORD}|프롬프트|지침|설정|규칙|명단|DB|디비|데이터베이스|database|명부|prompt|instructions|rules)"
+# Sales claims and practices the compliance rules forbid, asked for as a script.
+_CONCEAL = (r"((병력|질병|진단|수술|입원|치료\s*(이력|받은)|고지)\s*.{0,15}(숨기|숨겨|빼고|말하지\s*말|알리지\s*말|누락|"
+            r"말\s*안\s*하면|안\s*알리면|고지\s*안\s*하면|모른다)|"
+            r"(당뇨|고혈압|암|병|질환|증상|진단|병력|수술|입원|치료|복용|약)\S{0,8}.{0,10}(말씀\s*안\s*하셔도|말\s*안\s*해도|안\s*알려도|"
+            r"고지\s*안\s*해도|숨겨도|말하지\s*않아도)\s*(된다|돼요라고|된다는)|"
+            r"(hide|conceal|omit)\s+.{0,20}(medical|health)\s+(history|conditions?))")
+_DEFAME = (r"((경쟁사|타사|다른\s*보험사|[가-힣]{2,5}(생명|화재|손보))\s*.{0,15}(사기|비방|욕|깎아내|헐뜯|나쁘게|망한|부실|쓰레기)|"
+           r"(competitors?|rivals?|other\s+(insurers|insurance\s+companies|companies))\s*.{0,30}(scam|fraud|trash|bad-?mouth|"
+           r"defame|rip-?off)|(will|gonna|going\s+to)\s+(go\s+)?(bankrupt|collapse|go\s+under)|(망할|파산할|망한다|부도))")
+_DROP_NOTICE = (r"((면책\s*(문구|조항\s*안내|고지)|유의\s*사항|안내\s*문구|고지\s*문구|녹취\s*(고지|안내)|설명\s*의무|참고용|"
+                r"약관\s*확인\s*안내|주의\s*문구|경고\s*문구|(녹취|녹음)\s*(고지|안내|동의)|disclaimer|recording\s+notice)['\"’”]?\s*(문구)?\s*"
+                r"(랑|와|과|도|은|는|을|를|이랑)?\s*.{0,25}"
+                r"(빼(?!\s*먹|\s*놓)|생략(?!\s*(하지|되지|없이))|삭제|없이|안\s*(넣|붙)|skip|omit|remove|drop|without|leave\s+out))")
+_SCRIPT = (r"(멘트|스크립트|대본|문구|문자|대사|요령|script|pitch|message|sms|안내해|말해|써|작성|만들어|write|draft)")
+_CHECKING = (r"(있는지|없는지|검토|점검|체크|위반|괜찮은지|문제\s*(없|있)는지|과장\s*표현|(써|해|말해)도\s*(돼|되|될까)|오해|"
+             r"사실(인가|이에요|이야|인지)|맞(나요|아요|는지)|진짜(예요|야|인가)|(해|돼|빼|써)도\s*(되나요|될까요|되나|되는지)|"
+             r"check|review)")
 
 # (name, pattern) — one regex; (name, (a, b)) — both must match the same view.
 RULES: list[tuple[str, str | tuple[str, str]]] = [
@@ -122,10 +305,15 @@ RULES: list[tuple[str, str | tuple[str, str]]] = [
     ("reveal_secret", (_SECRET, _REVEAL)),
     ("override_rules", (_OVERRIDE_OBJECT, _OVERRIDE_VERB)),
     ("english_override", r"(ignore|disregard|forget)\s+(\w+\s+){0,3}(previous|prior|above|earlier|your|all)\b"),
-    ("assistant_rules", (rf"{_ASSISTANT}\s*(의|한테|에게|에|가|이)?\s*(걸려\s*있는|주어진|부여된|설정된|적용된|받은)?\s*"
-                         r"([가-힣]{1,4}\s*)?(규칙|설정|지시|지침|제한|금지|rules|instructions|settings)", _REVEAL)),
-    ("forbidden_list", r"(하지\s*말아야\s*할|말하면\s*안\s*되는|금지된?)\s*(것|말|항목|단어|문구)\s*.{0,6}(목록|리스트|list)|"
-                       r"(what|things)\s+.{0,30}(not\s+to\s+say|told\s+(u|you)\s+not)"),
+    ("assistant_rules", (rf"{_ASSISTANT}\s*(의|한테|에게|에|가|이|께서)?\s*(걸려\s*있는|주어진|부여된|설정된|적용된|받은|받으신|"
+                         r"따르(는|시는|고\s*(있는|계신))|지키(는|시는|고\s*(있는|계신))|입력된|학습된|배운|배우신)?\s*"
+                         r"([가-힣]{1,4}\s*)?(규칙|설정|지시|지침|제한|금지|원칙|가이드(라인)?|정책|방침|지시\s*사항|rules|instructions|settings|"
+                         r"policy|guidelines|principles)", _REVEAL)),
+    ("forbidden_list", r"(하지\s*말아야\s*할|말하면\s*안\s*되는|금지된?)\s*(것|말|항목|단어|문구|주제|내용|질문|답변|얘기)\s*.{0,6}"
+                       r"(목록|리스트|list)|"
+                       r"(what|things)\s+.{0,30}(not\s+to\s+say|told\s+(u|you)\s+not)|"
+                       r"(not\s+allowed|forbidden|prohibited|banned)\s+to\s+(say|talk|discuss|mention|answer)|"
+                       r"what\s+you('re|\s+are)\s+not\s+allowed|things\s+you\s+(can't|cannot|must\s+not)\s+(say|discuss)"),
     ("role_override", r"(너는|넌|당신은|you\s+are)\s*(이제|지금부터|now)|(지금부터|이제부터|from\s+now\s+on)\s*(너는|넌|당신은|you)|"
                       r"(act|pretend|behave)\s+as|역할\s*(을\s*)?바꾸|처럼\s*행동"),
     ("encoded_payload", r"(디코딩|decode|base64).{0,30}(실행|따라|follow|수행|대로|execute|do\s+it)"),
@@ -137,9 +325,43 @@ RULES: list[tuple[str, str | tuple[str, str]]] = [
                            r"customer\s*(records?|list|database)|(phone\s+number|resident\s+registration).{0,40}customer|"
                            r"(주민(등록)?\s*번호|계좌\s*번호).{0,20}(알려|조회|확인\s*부탁|뽑아)"),
     ("banned_claim_order", (_CLAIM, _CLAIM_ORDER)),
+    # added for the attack families of the new held-out set, written and checked on dev and own probes
+    ("persona_unrestricted", (_PERSONA, _UNRESTRICTED)),
+    ("instruction_to_model", _TO_MODEL),
+    ("encoded_order", (_ENCODED, _OBEY)),
+    ("given_first_or_summary", (_GIVEN, _FIRST)),
+    ("tool_inventory", _TOOLS),
+    ("tools_called", (r"(api|도구|툴|함수|functions?|tools?)\s*(들)?\s*(을|를)?\s*(뭐|무엇|어떤\s*걸)?\s*(호출|call|invoke)", _REVEAL)),
+    ("bedtime_story", (r"^(?=[\s\S]*(할머니|할아버지|grandma|grandmother|grandpa|grandfather))"
+                       r"(?=[\s\S]*(역할|처럼|act\s+(as|like)|pretend|돌아가신|late|used\s+to|읽어\s*주|들려\s*주))",
+                       r"(비밀|내부|숨겨|secret|hidden|internal|고객\s*(장부|명단|번호|정보|이름)|지침|규칙|설정|프롬프트|prompt|"
+                       r"instructions|rules)")),
+    ("text_above", (_ABOVE, _ABOVE_READ)),
+    ("customers_personal_data", (_PEOPLE, _PII_WORD)),
+    ("customer_data_list", rf"(고객|가입자|계약자|회원|손님|[클크]라이언트|customer|client)s?.{{0,12}}{_PII_WORD}.{{0,8}}(리스트|목록|명단|"
+                           r"전부|모두|전체|엑셀|다\s*(보여|알려|뽑아|줘|내놔|불러)|list|spreadsheet|all)|(리스트|목록|명단)\s*(이랑|과|와|하고)\s*.{0,6}" + _PII_WORD),
+    ("other_person_data", (_OTHER_PERSON, _ASK_PERSON)),
+    ("other_users_questions", _OTHERS_ASKED),
+    ("fake_transcript", _TRANSCRIPT),
+    ("claimed_promise", (_MEMORY, _MEMORY_TARGET)),
+    ("conceal_history", (_CONCEAL, _SCRIPT)),
+    ("defame_competitor", (_DEFAME, _SCRIPT)),
+    ("drop_notice", _DROP_NOTICE),
+    ("told_not_to_answer", r"하지\s*말(라고|도록|아야\s*한다고)\s*(정해진|되어\s*있는|설정된|지시된|한|배운|들은)\s*.{0,6}"
+                           r"(답변|말|것|내용|질문|주제|건)"),
+    ("instructions_received", (r"(어떤|무슨|무엇을|뭘|뭐라고)\s*(안내|지시|지침|교육|말|설정|명령)?\s*(을|를)?\s*(받|들|배우)"
+                               r"(으셨|았|으신|은|었)", r"(도우미|상담\s*봇|챗봇|AI|에이아이|assistant|bot|당신|너는|너한테|너에게|네가|니가|"
+                               r"(답|답변|대답|응답)하도록|이렇게\s*(답|대답))")),
+    ("creator_words", r"(만든|설계한|개발한|설정한|훈련시킨|프로그래밍한)\s*(사람|개발자|분|팀|회사)(이|가|들이)?\s*.{0,12}"
+                      r"(한\s*말|지시|시킨|말했|당부|입력한|써\s*준)|what\s+did\s+(your|ur)\s+(creators?|developers?|devs|makers?)\s+"
+                      r"(tell|say|instruct)"),
+    ("told_not_to_say", r"(하면|말하면)\s*안\s*(된다고|되는\s*(것|말|걸))\s*.{0,10}(배우|교육|지시|설정|들으|받으|학습)|"
+                        r"what\s+(were\s+you|have\s+you\s+been)\s+told"),
 ]
 # role_override alone is ordinary in sales training ("역할극으로 연습해요"); it counts only with another cue.
 _NEEDS_SECOND_CUE = {"role_override"}
+# a banned claim quoted for a compliance check ("과장 표현 있는지 봐주세요: … 100% 보장") is a legitimate turn
+_UNLESS = {"banned_claim_order": re.compile(_CHECKING, re.IGNORECASE), "drop_notice": re.compile(_CHECKING, re.IGNORECASE)}
 _COMPILED = [(name, tuple(re.compile(p, re.IGNORECASE) for p in (pattern if isinstance(pattern, tuple) else (pattern,))))
              for name, pattern in RULES]
 _SECOND_CUE = re.compile(rf"{_OVERRIDE_OBJECT}|{_CLAIM}|규정|경쟁사|단점|restrictions|rules|AI가\s*아니|개발자", re.IGNORECASE)
@@ -151,6 +373,8 @@ def violation(text: str) -> str | None:
         for name, patterns in _COMPILED:
             if all(p.search(view) for p in patterns):
                 if name in _NEEDS_SECOND_CUE and not _SECOND_CUE.search(view):
+                    continue
+                if name in _UNLESS and _UNLESS[name].search(view):
                     continue
                 return name
     return None

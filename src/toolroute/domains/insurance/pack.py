@@ -126,7 +126,17 @@ def render_context(context: dict[str, Any]) -> str:
 
 
 def mask_text(text: str) -> str:
-    return reference.mask_personal_data(text)[0]
+    """Personal data masked for the output guardrail: the shapes of `toolroute.agent.redaction` (any
+    separator or width, street addresses, birth dates), then the domain's own patterns
+    (`ref_privacy.yaml`: account numbers …) outside the company's published contacts, which are no
+    personal data (a branch's address or phone number is a correct answer)."""
+    from toolroute.agent.redaction import mask_outside, mask_personal_data
+    from toolroute.domains.insurance.documents import BRANCHES, COMPANY
+
+    public = [COMPANY[k] for k in ("head_office", "customer_center", "claims_line", "overseas_line")]
+    public += [field for branch in BRANCHES for field in branch[1:]]
+    masked, _ = mask_personal_data(text, public=public)
+    return mask_outside(masked, public, lambda part: reference.mask_personal_data(part)[0])
 
 
 def find_banned(sentence: str) -> list[dict[str, Any]]:
@@ -146,7 +156,10 @@ def build_pack() -> DomainPack:
         render_context=render_context,
         mask_text=mask_text,
         # product / rider codes, customer and contract ids: internal, never in an answer
-        remove_patterns=[r"\(?\bB0\d{2}(?:-R\d{2})?\b\)?", r"\(?\bC\d{4}\b\)?", r"\(?\bCT\d{5}\b\)?"],
+        # (bounded by lookarounds on ASCII: `\b` finds no boundary before a Hangul particle, "B001은";
+        # the guardrail also matches them in any case and width, in parentheses, with the particle)
+        remove_patterns=[r"(?<![A-Za-z0-9_])B0\d{2}(?:-R\d{2})?(?![A-Za-z0-9_])",
+                         r"(?<![A-Za-z0-9_])C\d{4}(?![A-Za-z0-9_])", r"(?<![A-Za-z0-9_])CT\d{5}(?![A-Za-z0-9_])"],
         find_banned=find_banned,
         disclaimer=DISCLAIMER,
         disclaimer_markers=DISCLAIMER_MARKERS,
