@@ -224,11 +224,11 @@ class Agent:
         if rule:
             return {**reset, "blocked": f"injection:{rule}"}
         if self.gate is not None:
-            inside, score = self.gate.in_domain(text)
+            layer, score = self.gate.check(text)  # L2 (off the domain), then L3 (the injection classifier)
             reset["domain_score"] = score
             followup = state.get("history") and len("".join(text.split())) <= SHORT_TURN
-            if not inside and not followup:
-                return {**reset, "blocked": "off_domain"}
+            if layer and not followup:
+                return {**reset, "blocked": "off_domain" if layer == "off_domain" else f"injection:{layer}"}
         return reset
 
     def query_rewriter(self, state: AgentState) -> dict:

@@ -29,6 +29,7 @@ from toolroute.agent.injection import violation
 from toolroute.agent.pack import DomainPack
 from toolroute.agent.redaction import ascii_boundaries, id_pattern, sub_view
 from toolroute.config import ROOT
+from toolroute.agent.injection_classifier import fit_on_dev
 
 # --- L1: rules -------------------------------------------------------------------------------------
 
@@ -103,8 +104,7 @@ class DomainGate:
         return None, score
 
     def in_domain(self, text: str) -> tuple[bool, float]:
-        """True when neither L2 nor L3 blocks the turn. (The graph reads this; a turn L3 blocks gets the
-        off-domain refusal there until it reads `check`, which names the layer.)"""
+        """True when neither L2 nor L3 blocks the turn (the graph reads `check`, which names the layer)."""
         blocked, score = self.check(text)
         return blocked is None, score
 
@@ -159,8 +159,6 @@ def fit_domain_gate(pack: DomainPack, embedder: Any, dev_file: str | Path | None
     anchors = off_domain_anchors() if off_examples is None else list(off_examples)
     gate = DomainGate.fit(embedder, examples, queries, fitted_on=str(dev_file or "domain examples"), off_examples=anchors)
     if injection_classifier:
-        from toolroute.agent.injection_classifier import fit_on_dev
-
         gate.injection = fit_on_dev(embedder, pack.name)
     return gate
 

@@ -70,7 +70,7 @@ def cross_validated(embedder: Any, injections: Sequence[str], legitimate: Sequen
     """Out-of-fold decisions of the fitted-and-thresholded classifier: per dev row whether it would be
     blocked by a model that never saw it (the threshold of each fold comes from that fold's training
     rows and the calibration queries). Returns the blocked flags of both classes."""
-    from sklearn.model_selection import StratifiedKFold
+    from sklearn.model_selection import StratifiedKFold  # heavy (~1 s): only when the classifier is fitted
 
     texts = list(injections) + list(legitimate)
     labels = np.r_[np.ones(len(injections)), np.zeros(len(legitimate))]

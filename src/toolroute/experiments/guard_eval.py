@@ -24,6 +24,20 @@ import pandas as pd
 
 from toolroute.agent.guardrails import DomainGate, l1_violation
 from toolroute.config import ROOT
+from toolroute.agent.tasks import load_tasks
+from toolroute.domains.insurance.scenarios import load_scenarios
+from toolroute.agent.guardrails import guard_output
+from toolroute.config import queries_path
+from toolroute.agent.guardrails import fit_domain_gate
+from toolroute.agent.pack import load_pack
+from toolroute.config import toolcards_dir
+from toolroute.embeddings import get_embedder
+from toolroute.routing import default_dev_file
+from toolroute.agent.injection_classifier import tuning_data
+from toolroute.agent.injection_classifier import fit_on_dev
+from toolroute.agent.injection_classifier import cross_validated
+import os
+import tempfile
 
 
 def redteam_path() -> Path:
@@ -96,8 +110,6 @@ def gold_answers(domain: str = "insurance") -> pd.DataFrame:
     answer must state, joined by spaces: every scenario turn (`scenarios.yaml`, as
     `ragas_eval.replay_llm` writes it), every task with facts (`tasks.yaml`, as `step_limits.replay_llm`
     writes it), and every RAG question's answer phrase (`rag_qa.jsonl`)."""
-    from toolroute.agent.tasks import load_tasks
-    from toolroute.domains.insurance.scenarios import load_scenarios
 
     if domain != "insurance":
         raise ValueError(f"gold answers are collected for the insurance domain only, not {domain!r}")
@@ -120,7 +132,6 @@ def output_false_removal(pack: Any, answers: pd.DataFrame) -> tuple[float, pd.Da
     """Each gold answer through the output guardrail (no disclaimer): `changed` when the guarded text
     differs from the gold one. A gold answer holds no personal data and no internal id, so every change
     is a false removal; returns the rate and the rows with the guarded text and what was removed."""
-    from toolroute.agent.guardrails import guard_output
 
     out = answers.copy()
     guarded = [guard_output(text, pack, with_disclaimer=False) for text in out["answer"]]
@@ -138,7 +149,6 @@ LAYERS = ("L1", "L2", "L3")
 
 def in_domain_queries(split: str, domain: str = "insurance") -> list[str]:
     """The queries of a split that expect a tool (the test split has 229)."""
-    from toolroute.config import queries_path
 
     return [r["query"] for r in load_jsonl(queries_path(domain, split)) if r.get("expected_tools")]
 
@@ -205,11 +215,6 @@ def e5_gate(pack: Any = None) -> DomainGate:
     """The L2 gate as `create_agent` builds it: the e5-small embedder (every vector remembered, see
     `RememberingEmbedder`), the pack's card examples, the dev set's off-topic anchors, the threshold
     from the calibration split, and L3 (`gate.injection`) fitted on the dev red-team split."""
-    from toolroute.agent.guardrails import fit_domain_gate
-    from toolroute.agent.pack import load_pack
-    from toolroute.config import toolcards_dir
-    from toolroute.embeddings import get_embedder
-    from toolroute.routing import default_dev_file
 
     pack = pack if pack is not None else load_pack("insurance")
     return fit_domain_gate(pack, RememberingEmbedder(get_embedder("e5-small")), default_dev_file(toolcards_dir("insurance")))
@@ -243,14 +248,11 @@ class RememberingEmbedder:
 
 def classifier_data() -> tuple[list[str], list[str], list[str]]:
     """(injections, legitimate turns, calibration queries) L3 is fitted on (`injection_classifier.tuning_data`)."""
-    from toolroute.agent.injection_classifier import tuning_data
 
     return tuning_data("insurance")
 
 
 def fit_injection_classifier(embedder: Any, c: float = 1.0) -> Any:
-    from toolroute.agent.injection_classifier import fit_on_dev
-
     return fit_on_dev(embedder, "insurance", c=c)
 
 
@@ -258,7 +260,6 @@ def classifier_on_dev(embedder: Any, gate: DomainGate | None = None, c: float = 
     """What L3 adds on the dev split, out of fold (5 folds): injections it blocks that L1 and L2 let
     through, and legitimate dev turns it blocks. The adoption rule: it must add blocks with no false
     block."""
-    from toolroute.agent.injection_classifier import cross_validated
 
     injections, legitimate, calibration = classifier_data()
     folds = cross_validated(embedder, injections, legitimate, calibration, c=c)
@@ -279,8 +280,6 @@ def results_path() -> Path:
 def main(path: str | Path | None = None) -> pd.DataFrame:
     """Write the layer table (`results/guard_eval.csv` by default) with the e5 gate. The effective
     catalogue is the committed cards: saved card edits are not read (as in the tests)."""
-    import os
-    import tempfile
 
     os.environ["TOOLROUTE_CARDSTORE"] = tempfile.mkdtemp(prefix="guard-eval-cardstore-")
     gate = e5_gate()

@@ -12,6 +12,8 @@ from toolroute.domains.insurance import customers as db
 from toolroute.domains.insurance import reference
 from toolroute.domains.insurance.products import load_products
 from toolroute.domains.insurance.tools import build_tools
+from toolroute.agent.redaction import mask_outside, mask_personal_data
+from toolroute.domains.insurance.documents import BRANCHES, COMPANY
 
 # The prompts of notebook 07 (card examples by LLM, LLM reranking); its saved replies are keyed by them.
 AUGMENT_PROMPT = ("당신은 보험 TM 상담 데이터를 만드는 작가입니다. 상담원이나 고객이 실제로 말할 법한 짧은 한국어 요청 문장을 씁니다. "
@@ -130,8 +132,6 @@ def mask_text(text: str) -> str:
     separator or width, street addresses, birth dates), then the domain's own patterns
     (`ref_privacy.yaml`: account numbers …) outside the company's published contacts, which are no
     personal data (a branch's address or phone number is a correct answer)."""
-    from toolroute.agent.redaction import mask_outside, mask_personal_data
-    from toolroute.domains.insurance.documents import BRANCHES, COMPANY
 
     public = [COMPANY[k] for k in ("head_office", "customer_center", "claims_line", "overseas_line")]
     public += [field for branch in BRANCHES for field in branch[1:]]
