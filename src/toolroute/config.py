@@ -28,6 +28,7 @@ SETTINGS = (
     Setting("TOOLROUTE_LLM_CONNECT_TIMEOUT", "10", "seconds to connect to the LLM endpoint"),
     Setting("TOOLROUTE_LLM_READ_TIMEOUT", "120", "seconds to wait for the LLM's answer"),
     Setting("TOOLROUTE_LLM_RETRIES", "1", "retries of an LLM request answered 429 or 5xx (never of a timeout)"),
+    Setting("TOOLROUTE_ADMIN_TOKEN", "(unset: card writes disabled)", "the token every write to the catalogue needs (served API)"),
     Setting("TOOLROUTE_MAX_TURN_CHARS", "4000", "the longest user turn or routed query (longer: refused, naming the limit)"),
     Setting("TOOLROUTE_MAX_CARD_CHARS", "4000", "the longest card field (purpose, or one example / line / tag)"),
 )
@@ -147,6 +148,11 @@ def llm_limits() -> LLMLimits:
 
     return LLMLimits(number("TOOLROUTE_LLM_CONNECT_TIMEOUT", 10.0), number("TOOLROUTE_LLM_READ_TIMEOUT", 120.0),
                      int(number("TOOLROUTE_LLM_RETRIES", 1)))
+
+
+def admin_token() -> str | None:
+    """The token a card write over HTTP must present; None disables writes."""
+    return _env("TOOLROUTE_ADMIN_TOKEN").strip() or None
 
 
 def omp_defaults_enabled() -> bool:

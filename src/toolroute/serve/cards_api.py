@@ -1,0 +1,219 @@
+"""The card operations of a running server: read, edit, history, diff, rollback, unregister, route.
+
+An edit is saved in the card store (so it survives a restart and every other entry point routes with
+it) and applied to the live router in place before the response, so the next route call reflects it.
+Every write needs the admin token (`TOOLROUTE_ADMIN_TOKEN`; none configured: writes are disabled),
+states the card version it was made against (`If-Match`; a stale one gets 409 and nothing is written)
+and is appended to an audit log (JSONL: time, token id, tool, versions, diff). Writes are serialised,
+so two clients editing one card cannot both win.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Header, HTTPException, Request
+from pydantic import BaseModel, Field
+
+from toolroute.cards import CatalogError, open_catalog
+from toolroute.cards.store import EDITABLE_FIELDS, CardConflict, CardStore, CardStoreError, card_fields
+from toolroute.config import admin_token, data_dir
+from toolroute.routing import ToolRouter
+
+
+class CardEdit(BaseModel):
+    """New values of the fields to change (the others stay); `message` says why."""
+
+    purpose: str | None = None
+    when_to_use: list[str] | None = None
+    when_not_to_use: list[str] | None = None
+    tags: list[str] | None = None
+    message: str = ""
+    author: str | None = None
+
+
+class RouteRequest(BaseModel):
+    query: str = Field(min_length=1)
+    k: int = Field(default=5, ge=1, le=100)
+
+
+class Rollback(BaseModel):
+    to: int = Field(ge=0, description="the card version to restore (0: as in the YAML)")
+    message: str = ""
+
+
+@dataclass
+class CardOps:
+    """The live router of one domain and the card store behind it."""
+
+    router: ToolRouter
+    store: CardStore
+    audit_path: Path = field(default_factory=lambda: data_dir() / "audit" / "cards.jsonl")
+    removed: set[str] = field(default_factory=set)
+    last_apply_seconds: float | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def open(cls, router: ToolRouter, catalog_dir: str | Path, **kwargs) -> "CardOps":
+        catalog = open_catalog(catalog_dir, edits=False)
+        return cls(router, CardStore(catalog_dir, expected_names=catalog.names if catalog.authored else None), **kwargs)
+
+    def vectors(self, name: str | None = None) -> int:
+        index = self.router.dense
+        if index is None:
+            return 0
+        if name is None:
+            return index.collection.count()
+        return len(index.collection.get(where={"tool": name}, include=[])["ids"])
+
+    def apply(self) -> float:
+        """Bring the live router in line with the store (changed cards re-embedded in place)."""
+        catalog = self.store.catalog()
+        catalog = catalog.derived(cards={n: c for n, c in catalog.cards.items() if n not in self.removed})
+        seconds = self.router.update_catalog(catalog)["seconds"]
+        self.last_apply_seconds = seconds
+        return seconds
+
+    def audit(self, token_id: str, tool: str, action: str, before: int, after: int, diff: list[str]) -> None:
+        self.audit_path.parent.mkdir(parents=True, exist_ok=True)
+        entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "token": token_id, "tool": tool, "action": action,
+                 "version_before": before, "version_after": after, "diff": diff}
+        with self.audit_path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+def _token_id(presented: str | None) -> str:
+    """Which token wrote (a digest, never the token itself)."""
+    expected = admin_token()
+    if expected is None:
+        raise HTTPException(403, "card writes are disabled: set TOOLROUTE_ADMIN_TOKEN on the server to enable them")
+    scheme, _, value = (presented or "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), expected.encode()):
+        raise HTTPException(401, "a card write needs 'Authorization: Bearer <admin token>'",
+                            headers={"WWW-Authenticate": "Bearer"})
+    return hashlib.sha256(expected.encode()).hexdigest()[:8]
+
+
+def _version(if_match: str | None) -> int:
+    value = (if_match or "").strip().strip('"')
+    if not value.isdigit():
+        raise HTTPException(428, "state the card version you edited: 'If-Match: <version>' (GET the card to see it)")
+    return int(value)
+
+
+def card_routes(ops: CardOps) -> APIRouter:
+    api = APIRouter(prefix="/api", tags=["cards"])
+
+    def known(name: str) -> None:
+        if name not in ops.store.base or name in ops.removed:
+            raise HTTPException(404, f"unknown tool '{name}'")
+
+    def card_view(name: str) -> dict[str, Any]:
+        return {"name": name, "card": card_fields(ops.store.card(name)), "version": ops.store.card_version(name),
+                "vectors": ops.vectors(name)}
+
+    @api.get("/tools")
+    def list_tools() -> list[dict[str, Any]]:
+        catalog = ops.router.catalog
+        return [{"name": c.name, "purpose": c.purpose, "version": ops.store.card_version(c.name)} for c in catalog]
+
+    @api.get("/tools/{name}")
+    def get_tool(name: str) -> dict[str, Any]:
+        known(name)
+        return card_view(name)
+
+    @api.put("/tools/{name}/card")
+    def edit_card(name: str, edit: CardEdit, if_match: str | None = Header(None),
+                  authorization: str | None = Header(None)) -> dict[str, Any]:
+        token = _token_id(authorization)
+        known(name)
+        expected = _version(if_match)
+        changes = {f: getattr(edit, f) for f in EDITABLE_FIELDS if getattr(edit, f) is not None}
+        if not changes:
+            raise HTTPException(422, f"no field to change (editable: {', '.join(EDITABLE_FIELDS)})")
+        with ops._lock:
+            try:
+                version = ops.store.edit(name, changes, expected, author=edit.author or f"token:{token}",
+                                         message=edit.message)
+            except CardConflict as exc:
+                raise HTTPException(409, str(exc)) from None
+            except CatalogError as exc:
+                raise HTTPException(422, exc.problems) from None
+            except CardStoreError as exc:
+                raise HTTPException(422, str(exc)) from None
+            seconds = ops.apply()
+            diff = [line for change in ops.store.diff(version.number - 1, version.number) for line in change.lines()]
+            ops.audit(token, name, "edit", expected, version.number, diff)
+        return {**card_view(name), "applied_seconds": round(seconds, 4)}
+
+    @api.get("/tools/{name}/history")
+    def history(name: str) -> list[dict[str, Any]]:
+        known(name)
+        return [{"version": v.number, "author": v.author, "time": v.time, "message": v.message, "kind": v.kind}
+                for v in ops.store.history(name)]
+
+    @api.get("/tools/{name}/diff")
+    def diff(name: str, request: Request) -> dict[str, Any]:
+        known(name)
+        try:
+            a, b = int(request.query_params.get("from", "0")), int(request.query_params.get("to", ops.store.head))
+            changes = [c for c in ops.store.diff(a, b) if c.card == name]
+        except (ValueError, CardStoreError) as exc:
+            raise HTTPException(400, str(exc)) from None
+        return {"from": a, "to": b, "lines": [line for c in changes for line in c.lines()]}
+
+    @api.post("/tools/{name}/rollback")
+    def rollback(name: str, body: Rollback, if_match: str | None = Header(None),
+                 authorization: str | None = Header(None)) -> dict[str, Any]:
+        """This card as it was at version `to` (a new version; history is never rewritten)."""
+        token = _token_id(authorization)
+        known(name)
+        expected = _version(if_match)
+        try:
+            old = card_fields(ops.store.card(name, body.to))
+        except CardStoreError as exc:
+            raise HTTPException(400, str(exc)) from None
+        with ops._lock:
+            try:
+                version = ops.store.edit(name, old, expected, author=f"token:{token}",
+                                         message=body.message or f"rollback to version {body.to}")
+            except CardConflict as exc:
+                raise HTTPException(409, str(exc)) from None
+            except CardStoreError as exc:
+                raise HTTPException(422, str(exc)) from None
+            seconds = ops.apply()
+            ops.audit(token, name, "rollback", expected, version.number, [f"to version {body.to}"])
+        return {**card_view(name), "applied_seconds": round(seconds, 4)}
+
+    @api.delete("/tools/{name}")
+    def unregister(name: str, authorization: str | None = Header(None)) -> dict[str, Any]:
+        """The tool leaves the live router: its vectors are deleted before this returns."""
+        token = _token_id(authorization)
+        known(name)
+        with ops._lock:
+            ops.removed.add(name)
+            seconds = ops.apply()
+            ops.audit(token, name, "unregister", ops.store.card_version(name), ops.store.card_version(name), [])
+        return {"name": name, "removed": True, "vectors": ops.vectors(name), "applied_seconds": round(seconds, 4)}
+
+    @api.post("/route")
+    def route(body: RouteRequest) -> dict[str, Any]:
+        return ops.router.route(body.query).to_dict(body.k)
+
+    @api.get("/stats")
+    def stats() -> dict[str, Any]:
+        report = ops.router.build_report
+        return {"tools": len(ops.router.catalog), "vectors": ops.vectors(), "store_version": ops.store.head,
+                "removed": sorted(ops.removed), "arm": ops.router.arm,
+                "last_build": None if report is None else {"collection": report.collection, "seconds": report.seconds,
+                                                           "embedded": report.embedded},
+                "last_apply_seconds": ops.last_apply_seconds}
+
+    return api
