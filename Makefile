@@ -51,8 +51,11 @@ test: setup  ## the whole test suite, network disabled (includes a papermill smo
 test-fast: setup  ## the inner loop: unit and domain tests, no notebook runs or reference checks (a few minutes)
 	$(PY) -m pytest tests/unit tests/domains -m "not slow" -q
 
+# As root (containers, CI machines) Jupyter refuses to start without --allow-root; LAB_ARGS adds more
+# (e.g. LAB_ARGS="--port 8899 --no-browser").
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: setup  ## JupyterLab on the project's kernel
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ROOT) $(LAB_ARGS)
 
 bench: setup  ## route latency, index build and rebuild times, pipeline time, prompt tokens, guardrail (printed, not asserted)
 	$(PY) benchmarks/bench_route.py
