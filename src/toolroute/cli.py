@@ -218,6 +218,13 @@ def cmd_leakage(args) -> int:
     return 1 if leaks else 0
 
 
+def cmd_serve(args) -> int:
+    from toolroute.serve import run_server
+
+    run_server(args.domain, args.host, args.port)
+    return 0
+
+
 def cmd_run(args) -> int:
     from toolroute.pipeline import PipelineInterrupted, list_outputs, run_pipeline
 
@@ -332,6 +339,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print what a run of the parameter set leaves in its run folder, one a line, and run nothing "
                         "(make reference copies these)")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("serve", help="serve the agent: chat page at /, REST + SSE at /api/chat, OpenAPI at /docs")
+    p.add_argument("--domain", choices=["insurance", "threat", "plant"], default="insurance")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    p.add_argument("--port", type=int, default=8080)
+    p.set_defaults(func=cmd_serve)
     return parser
 
 
