@@ -86,7 +86,7 @@ class ScriptedProcess:
             self.process.wait(timeout=10)
 
 
-def test_agent(llm: Any, memory: Path, pack: Any = None):
+def serving_agent(llm: Any, memory: Path, pack: Any = None):
     """The insurance agent with a BM25 router (no embedder: fast), no L2 gate, SQLite memory."""
     from toolroute.agent import build_agent, load_pack, sqlite_checkpointer
     from toolroute.cards import load_toolcards

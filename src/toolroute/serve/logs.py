@@ -10,7 +10,7 @@ from typing import Any, Callable, TextIO
 
 LOGGER = logging.getLogger("toolroute.serve")
 # Libraries that log request bodies (the prompt, hence the customer's words) at DEBUG.
-QUIET = ("openai", "httpx", "httpcore", "langchain", "langgraph", "urllib3", "chromadb")
+QUIET = ("openai", "httpx", "httpcore", "langchain", "langgraph", "urllib3", "chromadb", "sse_starlette")
 
 
 class MaskPersonalData(logging.Filter):
