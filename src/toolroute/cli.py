@@ -221,7 +221,7 @@ def cmd_leakage(args) -> int:
 def cmd_serve(args) -> int:
     from toolroute.serve import run_server
 
-    run_server(args.domain, args.host, args.port)
+    run_server(args.domain, args.host, args.port, memory_path=args.memory)
     return 0
 
 
@@ -344,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--domain", choices=["insurance", "threat", "plant"], default="insurance")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--memory", default=None, help="the SQLite file of the conversations (default: <data dir>/memory/<domain>.sqlite)")
     p.set_defaults(func=cmd_serve)
     return parser
 
