@@ -25,7 +25,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 LLAMA_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
 LLAMA_WHEELS  ?= $(HOME)/.cache/toolroute/wheels/llama-$(shell echo "$(LLAMA_VERSION) $(CMAKE_ARGS)" | sha256sum | cut -c1-12)
 
-.PHONY: setup run test test-fast lab bench reference lock clean-index
+.PHONY: setup run test test-fast lab bench serve reference lock clean-index
 
 setup: $(STAMP)
 
@@ -57,9 +57,16 @@ LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: setup  ## JupyterLab on the project's kernel
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ROOT) $(LAB_ARGS)
 
+HOST ?= 127.0.0.1
+PORT ?= 8080
+DOMAIN ?= insurance
+serve: setup  ## the chat page and API on http://$(HOST):$(PORT)/ (embedded LLM unless TOOLROUTE_LLM_BASE_URL)
+	$(VENV)/bin/toolroute serve --domain $(DOMAIN) --host $(HOST) --port $(PORT)
+
 bench: setup  ## route latency, index build and rebuild times, pipeline time, prompt tokens, guardrail (printed, not asserted)
 	$(PY) benchmarks/bench_route.py
 	$(PY) benchmarks/bench_agent.py
+	$(PY) benchmarks/bench_serve.py
 
 # CONTINUE=1: start from the committed results/reference/ (its finished notebooks are skipped by
 # --resume) when results/runs/reference/ does not exist, so a reference that was committed part by

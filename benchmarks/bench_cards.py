@@ -38,7 +38,7 @@ def main() -> None:
         print(f"index build (54 tools, {router.build_report.records} records): {time.perf_counter() - start:.1f} s")
         ops = CardOps(router, store, audit_path=Path(folder) / "audit.jsonl")
         app = FastAPI()
-        app.include_router(card_routes(ops))
+        app.include_router(card_routes(lambda: ops))
         client = TestClient(app)
         auth = {"Authorization": "Bearer bench"}
         effective, applied, first = [], [], 0

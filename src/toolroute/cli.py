@@ -218,6 +218,13 @@ def cmd_leakage(args) -> int:
     return 1 if leaks else 0
 
 
+def cmd_serve(args) -> int:
+    from toolroute.serve import run_server  # loaded per command: `toolroute --help` stays fast
+
+    run_server(args.domain, args.host, args.port, memory_path=args.memory)
+    return 0
+
+
 def cmd_run(args) -> int:
     from toolroute.pipeline import PipelineInterrupted, list_outputs, run_pipeline  # loaded per command: `toolroute --help` stays fast
 
@@ -349,6 +356,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print what a run of the parameter set leaves in its run folder, one a line, and run nothing "
                         "(make reference copies these)")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("serve", help="serve the agent: chat page at /, REST + SSE at /api/chat, OpenAPI at /docs")
+    p.add_argument("--domain", choices=["insurance", "threat", "plant"], default="insurance")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--memory", default=None, help="the SQLite file of the conversations (default: <data dir>/memory/<domain>.sqlite)")
+    p.set_defaults(func=cmd_serve)
     return parser
 
 

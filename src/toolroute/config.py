@@ -31,6 +31,8 @@ SETTINGS = (
     Setting("TOOLROUTE_ADMIN_TOKEN", "(unset: card writes disabled)", "the token every write to the catalogue needs (served API)"),
     Setting("TOOLROUTE_MAX_TURN_CHARS", "4000", "the longest user turn or routed query (longer: refused, naming the limit)"),
     Setting("TOOLROUTE_MAX_CARD_CHARS", "4000", "the longest card field (purpose, or one example / line / tag)"),
+    Setting("TOOLROUTE_MAX_CONCURRENT_TURNS", "4", "`toolroute serve`: turns run at once (the next one gets 429 with Retry-After)"),
+    Setting("TOOLROUTE_TURN_TIMEOUT", "300", "`toolroute serve`: seconds one turn may take before it is stopped"),
 )
 
 
@@ -126,6 +128,26 @@ def max_turn_chars() -> int:
 
 def max_card_chars() -> int:
     return _positive_int("TOOLROUTE_MAX_CARD_CHARS", 4000)
+
+
+def max_concurrent_turns() -> int:
+    """How many agent turns the server runs at once (the LLM is the bottleneck)."""
+    raw = _env("TOOLROUTE_MAX_CONCURRENT_TURNS").strip()
+    if raw and (not raw.isdigit() or int(raw) < 1):
+        raise ValueError(f"TOOLROUTE_MAX_CONCURRENT_TURNS={raw!r}: expected a positive whole number of turns")
+    return int(raw) if raw else 4
+
+
+def turn_timeout() -> float:
+    """Seconds one served turn may take before it is stopped and answered with an error."""
+    raw = _env("TOOLROUTE_TURN_TIMEOUT").strip()
+    try:
+        value = float(raw) if raw else 300.0
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise ValueError(f"TOOLROUTE_TURN_TIMEOUT={raw!r}: expected a number of seconds > 0")
+    return value
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ import subprocess
 import time
 import urllib.request
 
-import pytest
 
 from conftest import LOOPBACK_ONLY, _free_port
 from toolroute.config import ROOT

@@ -229,7 +229,7 @@ def test_sse_stream_follows_the_protocol(pack, insurance_catalog):
     assert calls[0]["tool_result"]["monthly_premium"] == 17950
     assert names.index("tool_call") < names.index("done")
     assert "17,950원" in frames[-1][1]["answer"] and frames[-1][1]["tool_steps"] == 1
-    assert "".join(d["text"] for n, d in frames if n == "token")
+    assert "".join(d["token"] for n, d in frames if n == "token") == frames[-1][1]["answer"]
 
 
 def test_blocked_turn_streams_route_and_done(pack):

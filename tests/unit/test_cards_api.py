@@ -37,7 +37,7 @@ def app(tmp_path, chroma, monkeypatch):
                           no_call="none")
     ops = CardOps(router, store, audit_path=tmp_path / "audit.jsonl")
     api = FastAPI()
-    api.include_router(card_routes(ops))
+    api.include_router(card_routes(lambda: ops))
     return TestClient(api), ops
 
 

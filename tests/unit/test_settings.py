@@ -5,7 +5,7 @@ import re
 from toolroute import config
 from toolroute.config import ROOT, SETTINGS
 
-ENV_READ = re.compile(r"(?:environ(?:\.get)?\(|environ\[|getenv\()\s*[\"'](TOOLROUTE_[A-Z_]+)")
+ENV_READ = re.compile(r"(?:environ(?:\.get)?\(|environ\[|getenv\()\s*[\"'](TOOLROUTE_[A-Z_]+)[\"'](?!\]\s*=[^=])")  # reads, not writes
 
 
 def test_no_module_but_config_reads_a_toolroute_variable():

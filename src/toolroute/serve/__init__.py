@@ -1,1 +1,32 @@
-"""Serving the router, the tools and the agent to other programs (MCP; HTTP)."""
+"""The agent served to other programs: HTTP (REST + SSE with seed 000's events + a chat page, `toolroute serve`)
+and MCP (`toolroute mcp`, in `serve.mcp`).
+
+    from toolroute.serve import create_app
+    app = create_app("insurance")          # uvicorn.run(app, host="127.0.0.1", port=8080)
+"""
+
+from __future__ import annotations
+
+from toolroute.serve.app import ChatRequest, ChatResponse, ServeOptions, create_app
+from toolroute.serve.llm import LLMSupervisor
+import logging
+
+__all__ = ["ChatRequest", "ChatResponse", "LLMSupervisor", "ServeOptions", "create_app", "run_server"]
+
+
+def run_server(domain: str = "insurance", host: str = "127.0.0.1", port: int = 8080, log_level: str = "info",
+               memory_path: str | None = None) -> None:
+    """Serve `domain` with uvicorn until Ctrl-C; the embedded LLM child (if any) is stopped on exit."""
+
+    import uvicorn  # only when serving
+
+    from toolroute.agent.pack import load_pack  # only when serving
+    from toolroute.domains.insurance.pack import mask_text as mask_korean_pii  # the Korean PII masks, for the logs of any domain
+    from toolroute.serve.logs import configure_logging  # only when serving
+
+    pack = load_pack(domain)
+    configure_logging(lambda text: pack.mask_text(mask_korean_pii(text)), getattr(logging, log_level.upper(), logging.INFO))
+    app = create_app(domain, options=ServeOptions(domain=domain, memory_path=memory_path))
+    print(f"toolroute serve: {domain} on http://{host}:{port}/  (API docs: /docs; the agent builds its index first: /readyz)",
+          flush=True)
+    uvicorn.run(app, host=host, port=port, log_config=None, log_level=log_level)

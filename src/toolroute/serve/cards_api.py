@@ -17,12 +17,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from fastapi import APIRouter, Header, HTTPException, Request
 from pydantic import BaseModel, Field
 
-from toolroute.cards import CatalogError, open_catalog
+from toolroute.cards import CatalogError, expected_tool_names
 from toolroute.cards.store import EDITABLE_FIELDS, CardConflict, CardStore, CardStoreError, card_fields
 from toolroute.config import admin_token, data_dir
 from toolroute.routing import ToolRouter
@@ -60,10 +60,11 @@ class CardOps:
     last_apply_seconds: float | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    on_change: Callable[[list[str]], None] | None = None  # e.g. the agent drops its cached tool schemas
+
     @classmethod
     def open(cls, router: ToolRouter, catalog_dir: str | Path, **kwargs) -> "CardOps":
-        catalog = open_catalog(catalog_dir, edits=False)
-        return cls(router, CardStore(catalog_dir, expected_names=catalog.names if catalog.authored else None), **kwargs)
+        return cls(router, CardStore(catalog_dir, expected_names=expected_tool_names(catalog_dir)), **kwargs)
 
     def vectors(self, name: str | None = None) -> int:
         index = self.router.dense
@@ -73,11 +74,13 @@ class CardOps:
             return index.collection.count()
         return len(index.collection.get(where={"tool": name}, include=[])["ids"])
 
-    def apply(self) -> float:
+    def apply(self, changed: list[str]) -> float:
         """Bring the live router in line with the store (changed cards re-embedded in place)."""
         catalog = self.store.catalog()
         catalog = catalog.derived(cards={n: c for n, c in catalog.cards.items() if n not in self.removed})
         seconds = self.router.update_catalog(catalog)["seconds"]
+        if self.on_change is not None:
+            self.on_change(changed)
         self.last_apply_seconds = seconds
         return seconds
 
@@ -108,8 +111,15 @@ def _version(if_match: str | None) -> int:
     return int(value)
 
 
-def card_routes(ops: CardOps) -> APIRouter:
+def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
+    """The routes; `get_ops()` gives the live CardOps (or raises 503 while the agent is being built)."""
     api = APIRouter(prefix="/api", tags=["cards"])
+
+    class _Live:  # `ops.x` reads the live CardOps on every request
+        def __getattr__(self, item):
+            return getattr(get_ops(), item)
+
+    ops = _Live()
 
     def known(name: str) -> None:
         if name not in ops.store.base or name in ops.removed:
@@ -148,7 +158,7 @@ def card_routes(ops: CardOps) -> APIRouter:
                 raise HTTPException(422, exc.problems) from None
             except CardStoreError as exc:
                 raise HTTPException(422, str(exc)) from None
-            seconds = ops.apply()
+            seconds = ops.apply([name])
             diff = [line for change in ops.store.diff(version.number - 1, version.number) for line in change.lines()]
             ops.audit(token, name, "edit", expected, version.number, diff)
         return {**card_view(name), "applied_seconds": round(seconds, 4)}
@@ -188,7 +198,7 @@ def card_routes(ops: CardOps) -> APIRouter:
                 raise HTTPException(409, str(exc)) from None
             except CardStoreError as exc:
                 raise HTTPException(422, str(exc)) from None
-            seconds = ops.apply()
+            seconds = ops.apply([name])
             ops.audit(token, name, "rollback", expected, version.number, [f"to version {body.to}"])
         return {**card_view(name), "applied_seconds": round(seconds, 4)}
 
@@ -199,7 +209,7 @@ def card_routes(ops: CardOps) -> APIRouter:
         known(name)
         with ops._lock:
             ops.removed.add(name)
-            seconds = ops.apply()
+            seconds = ops.apply([name])
             ops.audit(token, name, "unregister", ops.store.card_version(name), ops.store.card_version(name), [])
         return {"name": name, "removed": True, "vectors": ops.vectors(name), "applied_seconds": round(seconds, 4)}
 

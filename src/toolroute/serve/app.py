@@ -1,0 +1,272 @@
+"""The served agent: a FastAPI app over the same graph, router and tools the notebooks use.
+
+    GET  /                  the chat page (Korean UI)
+    GET  /healthz           the process answers
+    GET  /readyz            the index is built and the LLM answers (503 until then)
+    POST /api/chat          one turn as JSON: answer, tool calls, sources, thread id, token usage
+    POST /api/chat/stream   one turn as Server-Sent Events (seed 000's events, see toolroute.agent.events)
+    GET  /api/threads/{id}  a conversation's turns so far (threads live in SQLite, across restarts)
+    GET  /docs              OpenAPI
+
+Limits: a message over `max_message_chars` → 413; a malformed thread id → 400, an unknown one → 404;
+at most `max_concurrent_turns` turns at once (the next gets 429 with Retry-After), one per thread (409);
+`turn_timeout` seconds per turn. Logs carry ids, routes and timings, never what was said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import uuid
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, Field
+from sse_starlette import EventSourceResponse
+from starlette.concurrency import run_in_threadpool
+
+from toolroute.config import data_dir, max_concurrent_turns, max_turn_chars, turn_timeout
+from toolroute.routing import ToolRouter
+from toolroute.serve.cards_api import CardOps, card_routes
+from toolroute.serve.llm import LLMSupervisor
+from toolroute.serve.logs import LOGGER
+from toolroute.serve.page import render_page
+from toolroute.serve.turns import TurnRefused, TurnSlots, run_turn
+
+THREAD_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_BODY_BYTES = 64 * 1024
+
+
+class ChatRequest(BaseModel):
+    message: str = Field(description="the user's turn (at most TOOLROUTE_MAX_TURN_CHARS characters, else 413)")
+    thread_id: str | None = Field(None, description="a thread from an earlier answer; omitted: a new conversation")
+
+
+class ToolCallOut(BaseModel):
+    step: int
+    tool_name: str
+    tool_args: dict[str, Any] = {}
+    tool_result: Any = None
+    status: str = "success"
+
+
+class Usage(BaseModel):
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ChatResponse(BaseModel):
+    thread_id: str
+    answer: str
+    route: dict[str, Any]
+    tool_calls: list[ToolCallOut]
+    sources: list[Any]
+    usage: Usage
+    failed: bool
+    error: str | None = None
+
+
+@dataclass
+class ServeOptions:
+    domain: str = "insurance"
+    memory_path: Path | None = None
+    max_concurrent_turns: int | None = None
+    turn_timeout: float | None = None
+    max_message_chars: int | None = None
+
+    def resolved(self) -> "ServeOptions":
+        return ServeOptions(self.domain, Path(self.memory_path or data_dir() / "memory" / f"{self.domain}.sqlite"),
+                            self.max_concurrent_turns or max_concurrent_turns(), self.turn_timeout or turn_timeout(),
+                            self.max_message_chars or max_turn_chars())
+
+
+class ServedAgent:
+    """The agent being built (in the background: building the index may take a minute) or ready."""
+
+    def __init__(self, factory: Callable[[Any], Any], supervisor: LLMSupervisor):
+        self.factory, self.supervisor = factory, supervisor
+        self.agent: Any = None
+        self.error: str | None = None
+        self.built = threading.Event()
+
+    def build(self) -> None:
+        try:
+            self.agent = self.factory(self.supervisor.model())
+        except Exception as exc:  # noqa: BLE001 - reported by /readyz and the chat endpoints
+            self.error = f"{type(exc).__name__}: {exc}"
+            LOGGER.error("the agent could not be built: %s", self.error)
+        finally:
+            self.built.set()
+
+    def refresh_llm(self) -> None:
+        """Before each turn: a model on a live server (a new embedded child after a crash)."""
+        self.agent.llm = self.supervisor.model()
+
+
+def _default_factory(options: ServeOptions) -> Callable[[Any], Any]:
+    def build(llm: Any) -> Any:
+        from toolroute.agent import create_agent  # builds the agent (index, gate, LLM) in the background at startup
+
+        return create_agent(options.domain, llm=llm, memory_path=options.memory_path)
+
+    return build
+
+
+def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | None = None,
+               llm: LLMSupervisor | Any = None, options: ServeOptions | None = None,
+               build_in_background: bool = True) -> FastAPI:
+    """The app. `agent_factory(llm) -> Agent` builds the agent (default: `create_agent(domain, …)` with a
+    SQLite memory); `llm` is a chat model to use as is, or an `LLMSupervisor` (default: the configured
+    endpoint, else the embedded model, restarted when it dies)."""
+    options = (options or ServeOptions(domain=domain)).resolved()
+    supervisor = llm if isinstance(llm, LLMSupervisor) else LLMSupervisor(llm)
+    served = ServedAgent(agent_factory or _default_factory(options), supervisor)
+    slots = TurnSlots(options.max_concurrent_turns)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if build_in_background:
+            threading.Thread(target=served.build, name="build-agent", daemon=True).start()
+        else:
+            await run_in_threadpool(served.build)
+        yield
+        await run_in_threadpool(supervisor.close)
+
+    app = FastAPI(title="toolroute", version="0.1.0", lifespan=lifespan,
+                  description="A Korean insurance TMR assistant with a tool router: chat over REST and SSE.")
+    app.state.served, app.state.slots, app.state.options, app.state.supervisor = served, slots, options, supervisor
+
+    card_ops: dict[str, CardOps] = {}
+
+    def live_card_ops() -> CardOps:
+        """The card operations of the built agent's router (503 until the agent is ready)."""
+        agent = served.agent
+        if agent is None or not isinstance(getattr(agent, "router", None), ToolRouter):
+            raise HTTPException(503, "the agent is still being built (see /readyz)", headers={"Retry-After": "5"})
+        if "ops" not in card_ops:
+            card_ops["ops"] = CardOps.open(agent.router, agent.pack.catalog_dir,
+                                           on_change=lambda names: [agent._schemas.pop(n, None) for n in names])
+        return card_ops["ops"]
+
+    app.include_router(card_routes(live_card_ops))
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next):
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            return JSONResponse({"detail": f"request body over {MAX_BODY_BYTES} bytes"}, status_code=413)
+        return await call_next(request)
+
+    def _label() -> str:
+        agent = served.agent
+        return agent.pack.label if agent is not None else {"insurance": "보험"}.get(options.domain, options.domain)
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def page() -> str:
+        return render_page(options.domain, _label(), options.max_message_chars)
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"])
+    async def readyz() -> JSONResponse:
+        index = served.agent is not None
+        answering = await run_in_threadpool(supervisor.answering) if index else False
+        body = {"ready": index and answering, "index": index, "llm": answering, "error": served.error,
+                "turns_running": slots.active, "max_concurrent_turns": slots.limit}
+        return JSONResponse(body, status_code=200 if body["ready"] else 503)
+
+    async def _thread(thread_id: str | None, must_exist: bool) -> tuple[Any, str]:
+        if not served.built.is_set() or served.agent is None:
+            raise HTTPException(503, served.error or "the agent is starting (building the tool index)",
+                                headers={"Retry-After": "5"})
+        agent = served.agent
+        if thread_id is None:
+            return agent, uuid.uuid4().hex
+        if not THREAD_ID.match(thread_id):
+            raise HTTPException(400, "malformed thread_id: 1-64 characters of A-Z, a-z, 0-9, '-' and '_'")
+        if must_exist:
+            config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+            if await run_in_threadpool(agent.checkpointer.get_tuple, config) is None:
+                raise HTTPException(404, f"unknown thread_id {thread_id}")
+        return agent, thread_id
+
+    async def _start(body: ChatRequest) -> tuple[Any, str]:
+        if len(body.message) > options.max_message_chars:
+            raise HTTPException(413, f"message over {options.max_message_chars:,} characters")
+        if not body.message.strip():
+            raise HTTPException(400, "empty message")
+        agent, thread_id = await _thread(body.thread_id, must_exist=body.thread_id is not None)
+        try:
+            slots.acquire(thread_id)
+        except TurnRefused as refused:
+            headers = {"Retry-After": str(refused.retry_after)} if refused.retry_after else None
+            raise HTTPException(refused.status, refused.detail, headers=headers) from None
+        return agent, thread_id
+
+    def _events(agent: Any, body: ChatRequest, thread_id: str) -> AsyncIterator[tuple[str, Any]]:
+        return run_turn(agent, body.message, thread_id, slots, options.turn_timeout, before=served.refresh_llm)
+
+    @app.post("/api/chat", response_model=ChatResponse, tags=["chat"],
+              responses={400: {}, 404: {}, 409: {}, 413: {}, 429: {}, 503: {}})
+    async def chat(body: ChatRequest) -> ChatResponse:
+        agent, thread_id = await _start(body)
+        route: dict[str, Any] = {}
+        calls: list[ToolCallOut] = []
+        sources: list[Any] = []
+        done: dict[str, Any] = {}
+        error = None
+        async for event, data in _events(agent, body, thread_id):
+            if event == "route":
+                route = data
+            elif event == "tool_call":
+                calls.append(ToolCallOut(step=data.get("step", len(calls) + 1), tool_name=data["tool_name"],
+                                         tool_args=data.get("tool_args") or {}, tool_result=data.get("tool_result"),
+                                         status=data.get("status", "success")))
+            elif event == "sources":
+                sources = data
+            elif event == "error":
+                error = data.get("error")
+            elif event == "done":
+                done = data
+        return ChatResponse(thread_id=thread_id, answer=done.get("answer", ""), route=route, tool_calls=calls,
+                            sources=sources, failed=bool(done.get("failed", True)), error=error,
+                            usage=Usage(llm_calls=done.get("llm_calls", 0), prompt_tokens=done.get("prompt_tokens", 0),
+                                        completion_tokens=done.get("completion_tokens", 0)))
+
+    @app.post("/api/chat/stream", tags=["chat"], response_class=EventSourceResponse,
+              responses={200: {"content": {"text/event-stream": {}},
+                               "description": "route → tool_call* → token* → sources → [error] → done"},
+                         400: {}, 404: {}, 409: {}, 413: {}, 429: {}, 503: {}})
+    async def chat_stream(body: ChatRequest) -> EventSourceResponse:
+        agent, thread_id = await _start(body)
+        events = _events(agent, body, thread_id)
+
+        async def frames():
+            async for event, data in events:
+                yield {"event": event, "data": json.dumps(data, ensure_ascii=False, default=str)}
+
+        return EventSourceResponse(frames(), ping=15, headers={"Cache-Control": "no-store", "X-Thread-Id": thread_id})
+
+    @app.get("/api/threads/{thread_id}", tags=["chat"])
+    async def thread(thread_id: str) -> dict[str, Any]:
+        agent, thread_id = await _thread(thread_id, must_exist=True)
+        state = await run_in_threadpool(agent.graph.get_state, {"configurable": {"thread_id": thread_id}})
+        history = state.values.get("history", [])
+        return {"thread_id": thread_id, "turns": [{"question": q, "answer": a} for q, a in history]}
+
+    return app
+
+
+async def wait_ready(app: FastAPI, timeout: float = 600.0) -> bool:
+    """For embedders of the app: wait until the agent is built."""
+    served: ServedAgent = app.state.served
+    return await asyncio.to_thread(served.built.wait, timeout)

@@ -1,0 +1,159 @@
+"""The chat page at `/`: server-rendered HTML and a little vanilla JavaScript (no build step).
+
+It posts to `/api/chat/stream` and reads the SSE frames with `fetch` (EventSource cannot POST):
+`route` → the routed tools, `tool_call` → "N단계: 도구명 → 결과" in order (as seed 000's ChatPanel
+renders them), `token` → the answer as it arrives, `sources` → the sources, `error`, `done` → the
+final answer (kept when the stream had to replace its text). "새 대화" starts a new thread.
+"""
+
+from __future__ import annotations
+
+import html
+
+EXAMPLES = {
+    "insurance": ["55세 여성 실속치매보험 보험료랑 보장 내용 알려줘", "70세 아버지 종신보험 보험료 얼마야?",
+                  "고혈압 있는 택시기사도 암보험 가입할 수 있어?"],
+    "threat": ["고도 300m, 속도 900km/h 미사일 표적의 위협 등급과 대응 절차는?"],
+    "plant": ["3호기 압축기 최근 30일 알람 이력 알려줘"],
+}
+
+PAGE = """<!doctype html>
+<html lang="ko">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+  body {{ font-family: "NanumGothic", "Noto Sans CJK KR", "Malgun Gothic", sans-serif; margin: 0; background: #f4f6f8; color: #1c2733; }}
+  header {{ background: #1f4e79; color: #fff; padding: 12px 20px; display: flex; align-items: center; justify-content: space-between; }}
+  header h1 {{ font-size: 18px; margin: 0; }}
+  main {{ max-width: 860px; margin: 0 auto; padding: 16px; }}
+  #log {{ display: flex; flex-direction: column; gap: 12px; min-height: 240px; }}
+  .msg {{ border-radius: 10px; padding: 10px 14px; line-height: 1.6; white-space: pre-wrap; }}
+  .user {{ align-self: flex-end; background: #dbeafe; max-width: 80%; }}
+  .bot {{ align-self: flex-start; background: #fff; border: 1px solid #d5dde5; width: 90%; }}
+  .route {{ font-size: 12px; color: #5b6b7b; margin-bottom: 6px; }}
+  .steps {{ list-style: none; padding: 0; margin: 0 0 8px 0; font-size: 13px; }}
+  .steps li {{ background: #eef6ee; border-left: 3px solid #3c8d40; padding: 3px 8px; margin: 3px 0; }}
+  .sources {{ font-size: 12px; color: #445; margin-top: 8px; }}
+  .error {{ color: #b00020; font-size: 13px; margin-top: 6px; }}
+  form {{ display: flex; gap: 8px; margin-top: 16px; }}
+  textarea {{ flex: 1; font: inherit; padding: 8px; border-radius: 8px; border: 1px solid #b8c4d0; min-height: 44px; }}
+  button {{ font: inherit; border: 0; border-radius: 8px; padding: 8px 16px; background: #1f4e79; color: #fff; cursor: pointer; }}
+  button.secondary {{ background: #fff; color: #1f4e79; border: 1px solid #fff; }}
+  button:disabled {{ opacity: .5; cursor: default; }}
+  .examples {{ margin-top: 10px; font-size: 13px; }}
+  .examples button {{ background: #e8eef4; color: #1f4e79; padding: 4px 10px; margin: 2px; }}
+</style>
+</head>
+<body>
+<header><h1>{title}</h1><button id="new" class="secondary" type="button">새 대화</button></header>
+<main>
+  <div id="log" aria-live="polite"></div>
+  <form id="ask">
+    <textarea id="message" name="message" maxlength="{max_chars}" placeholder="질문을 입력하세요 (Enter: 보내기, Shift+Enter: 줄바꿈)"></textarea>
+    <button id="send" type="submit">보내기</button>
+  </form>
+  <div class="examples">예시: {examples}</div>
+  <div id="thread" class="route"></div>
+</main>
+<script>
+(() => {{
+  const log = document.getElementById("log"), form = document.getElementById("ask"), box = document.getElementById("message");
+  const send = document.getElementById("send"), threadLine = document.getElementById("thread");
+  let threadId = sessionStorage.getItem("toolroute-thread") || null;
+  const show = () => {{ threadLine.textContent = threadId ? "대화 " + threadId : "새 대화"; }};
+  show();
+  const el = (tag, cls, text) => {{ const e = document.createElement(tag); if (cls) e.className = cls; if (text) e.textContent = text; return e; }};
+  const brief = (result) => {{
+    if (result && typeof result === "object") {{
+      const text = result.summary || result.ask || result.reason || result.status || JSON.stringify(result);
+      return String(text).slice(0, 120);
+    }}
+    return String(result).slice(0, 120);
+  }};
+  document.getElementById("new").addEventListener("click", () => {{
+    threadId = null; sessionStorage.removeItem("toolroute-thread"); log.innerHTML = ""; show(); box.focus();
+  }});
+  document.querySelectorAll(".examples button").forEach(b => b.addEventListener("click", () => {{ box.value = b.textContent; box.focus(); }}));
+  box.addEventListener("keydown", e => {{ if (e.key === "Enter" && !e.shiftKey) {{ e.preventDefault(); form.requestSubmit(); }} }});
+  form.addEventListener("submit", async (e) => {{
+    e.preventDefault();
+    const message = box.value.trim();
+    if (!message) return;
+    box.value = ""; send.disabled = true;
+    log.appendChild(el("div", "msg user", message));
+    const bot = el("div", "msg bot"), route = el("div", "route"), steps = el("ol", "steps"), answer = el("div", "answer");
+    const sources = el("div", "sources"), error = el("div", "error");
+    bot.append(route, steps, answer, sources, error); log.appendChild(bot);
+    let stepCount = 0;
+    const handle = (event, data) => {{
+      if (event === "route") {{
+        if (data.thread_id) {{ threadId = data.thread_id; sessionStorage.setItem("toolroute-thread", threadId); show(); }}
+        route.textContent = data.route === "tools" ? "검색된 도구: " + data.tools.join(", ")
+          : data.route === "no_call" ? "도구 없이 답변" : data.route === "blocked" ? "안내 범위 밖의 요청" : "도구 검색 실패";
+      }} else if (event === "tool_call") {{
+        stepCount += 1;
+        const li = el("li", "step", stepCount + "단계: " + data.tool_name + " → " + brief(data.tool_result));
+        steps.appendChild(li);
+      }} else if (event === "token") {{
+        answer.textContent += data.token;
+      }} else if (event === "sources") {{
+        if (Array.isArray(data) && data.length) {{
+          sources.textContent = "출처: " + data.map(s => s.source || JSON.stringify(s)).join(" · ");
+        }}
+      }} else if (event === "error") {{
+        error.textContent = "오류: 답변을 완성하지 못했습니다. 다시 시도해 주세요.";
+      }} else if (event === "done") {{
+        if (data.answer && answer.textContent !== data.answer) answer.textContent = data.answer;
+        bot.dataset.done = "1";
+      }}
+      log.scrollTop = log.scrollHeight;
+    }};
+    try {{
+      const response = await fetch("api/chat/stream", {{method: "POST", headers: {{"Content-Type": "application/json"}},
+        body: JSON.stringify({{message, thread_id: threadId}})}});
+      if (!response.ok) {{
+        const detail = await response.json().catch(() => ({{}}));
+        error.textContent = response.status === 429 ? "지금 상담이 많습니다. 잠시 후 다시 보내 주세요."
+          : response.status === 413 ? "메시지가 너무 깁니다." : "오류: " + (detail.detail || response.status);
+        if (response.status === 404) {{ threadId = null; sessionStorage.removeItem("toolroute-thread"); show(); }}
+        bot.dataset.done = "1";
+        return;
+      }}
+      const reader = response.body.getReader(), decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {{
+        const {{done, value}} = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, {{stream: true}}).replace(/\\r\\n/g, "\\n");
+        let cut;
+        while ((cut = buffer.indexOf("\\n\\n")) >= 0) {{
+          const block = buffer.slice(0, cut); buffer = buffer.slice(cut + 2);
+          let event = "message"; const data = [];
+          for (const line of block.split("\\n")) {{
+            if (line.startsWith("event:")) event = line.slice(6).trim();
+            else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+          }}
+          if (data.length) handle(event, JSON.parse(data.join("\\n")));
+        }}
+      }}
+    }} catch (err) {{
+      error.textContent = "오류: 서버에 연결할 수 없습니다.";
+      bot.dataset.done = "1";
+    }} finally {{
+      send.disabled = false; box.focus();
+    }}
+  }});
+}})();
+</script>
+</body>
+</html>
+"""
+
+
+def render_page(domain: str, label: str, max_chars: int) -> str:
+    """The chat page for one domain (its label and example questions)."""
+    title = f"toolroute · {label} 상담"
+    examples = " ".join(f'<button type="button">{html.escape(q)}</button>' for q in EXAMPLES.get(domain, []))
+    return PAGE.format(title=html.escape(title), max_chars=max_chars, examples=examples)

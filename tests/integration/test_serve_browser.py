@@ -1,0 +1,85 @@
+"""The chat page in a real headless browser (Debian's chromium driven by Playwright): a two-tool
+question shows the numbered steps, the streamed answer and the sources; "새 대화" starts over.
+Set TOOLROUTE_SCREENSHOT=docs/img/chat.png to refresh the screenshot in the docs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+from langchain_core.tools import tool
+
+from toolroute.serve import ServeOptions, create_app
+from toolroute.serve.scripted import create_scripted_app
+
+from serving import ThreadServer, openai_model, serving_agent
+
+pytestmark = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"])]
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]
+
+
+@tool
+def rag_terms_query_engine(query: str, product: str | None = None, k: int = 3) -> dict:
+    """약관 검색 (테스트용: 색인 없이 고정된 조항을 돌려줍니다)."""
+    return {"status": "ok", "summary": "치매 진단비는 CDR 척도 기준으로 지급됩니다.",
+            "passages": [{"text": "제3조 치매 진단비 지급", "source": "실속치매보험 약관 p.12"}]}
+
+
+@pytest.fixture
+def chat_page(tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium is not installed (apt-get install -y chromium fonts-nanum; .ci/run does it)")
+    pytest.importorskip("playwright")
+    from toolroute.agent import load_pack
+    from toolroute.serve.scripted import DEFAULT_PLAN
+
+    pack = load_pack("insurance")
+    pack.tools = [rag_terms_query_engine if t.name == "rag_terms_query_engine" else t for t in pack.tools]
+    plan = {"premium_estimate": DEFAULT_PLAN["premium_estimate"],
+            "rag_terms_query_engine": {"query": "치매 진단비 지급 기준", "product": "실속치매보험"}}
+    with ThreadServer(create_scripted_app(latency=0.05, plan=plan, chunk_delay=0.03)) as llm:
+        app = create_app(agent_factory=lambda model: serving_agent(model, tmp_path / "m.sqlite", pack),
+                         llm=openai_model(llm.url + "/v1"), options=ServeOptions(memory_path=tmp_path / "m.sqlite"),
+                         build_in_background=False)
+        with ThreadServer(app) as server:
+            assert httpx.get(f"{server.url}/readyz").status_code == 200
+            yield server.url
+
+
+def test_the_chat_page_shows_steps_answer_and_sources(chat_page):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 980, "height": 760}, locale="ko-KR")
+            page.goto(chat_page + "/")
+            expect(page.locator("h1")).to_contain_text("보험 상담")
+            page.fill("#message", "실속치매보험 55세 여성 보험료 얼마고 약관 조항도 검색해줘")
+            page.click("#send")
+            bot = page.locator(".msg.bot").last
+            expect(bot).to_have_attribute("data-done", "1", timeout=30_000)
+            steps = bot.locator(".steps li")
+            expect(steps).to_have_count(2)
+            expect(steps.nth(0)).to_have_text("1단계: premium_estimate → 55세 여성 기준 실속치매보험 월 17,950원(20년납).")
+            expect(steps.nth(1)).to_contain_text("2단계: rag_terms_query_engine → 치매 진단비는 CDR")
+            answer = bot.locator(".answer")
+            expect(answer).to_contain_text("월 17,950원")
+            expect(answer).to_contain_text("참고용")  # the disclaimer: the guarded answer, not the raw draft
+            expect(bot.locator(".sources")).to_have_text("출처: 실속치매보험 약관 p.12")
+            expect(bot.locator(".error")).to_have_text("")
+            expect(page.locator("#thread")).to_contain_text("대화 ")
+            shot = os.environ.get("TOOLROUTE_SCREENSHOT")
+            if shot:
+                page.screenshot(path=shot, full_page=True)
+            page.click("#new")
+            expect(page.locator(".msg")).to_have_count(0)
+            expect(page.locator("#thread")).to_have_text("새 대화")
+        finally:
+            browser.close()
