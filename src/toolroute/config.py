@@ -29,7 +29,8 @@ SETTINGS = (
     Setting("TOOLROUTE_LLM_READ_TIMEOUT", "120", "seconds to wait for the LLM's answer"),
     Setting("TOOLROUTE_LLM_RETRIES", "1", "retries of an LLM request answered 429 or 5xx (never of a timeout)"),
     Setting("TOOLROUTE_ADMIN_TOKEN", "(unset: card writes disabled)", "the token every write to the catalogue needs (served API)"),
-    Setting("TOOLROUTE_MAX_TURN_CHARS", "4000", "the longest user turn or routed query (longer: refused, naming the limit)"),
+    Setting("TOOLROUTE_MAX_TURN_CHARS", "4000", "the longest user turn in a conversation (longer: refused, naming the limit)"),
+    Setting("TOOLROUTE_MAX_QUERY_CHARS", "20000", "the longest query the router takes (eval files, the CLI, the API)"),
     Setting("TOOLROUTE_MAX_CARD_CHARS", "4000", "the longest card field (purpose, or one example / line / tag)"),
     Setting("TOOLROUTE_MAX_CONCURRENT_TURNS", "4", "`toolroute serve`: turns run at once (the next one gets 429 with Retry-After)"),
     Setting("TOOLROUTE_TURN_TIMEOUT", "300", "`toolroute serve`: seconds one turn may take before it is stopped"),
@@ -124,6 +125,10 @@ def _positive_int(name: str, default: int) -> int:
 
 def max_turn_chars() -> int:
     return _positive_int("TOOLROUTE_MAX_TURN_CHARS", 4000)
+
+
+def max_query_chars() -> int:
+    return _positive_int("TOOLROUTE_MAX_QUERY_CHARS", 20000)
 
 
 def max_card_chars() -> int:

@@ -2,7 +2,7 @@ import pytest
 
 from conftest import HashEmbedder
 from toolroute.cards import Catalog, ToolCard
-from toolroute.routing.dense import IndexStrategy, ToolIndex, card_records
+from toolroute.routing.dense import KEEP_GENERATIONS, IndexStrategy, ToolIndex, card_records
 
 
 @pytest.fixture
@@ -49,7 +49,10 @@ def test_incremental_rebuild_embeds_only_changed_cards(chroma):
     assert edited.embedded == 1 and edited.reused == 29  # only tool_3's purpose record changed
     assert emb.passages_embedded == 31
     names = [c.name for c in chroma.list_collections()]
-    assert len(names) == 1  # old generation removed after the switch
+    assert len(names) == 2  # the older generation stays a while: a process may still be searching it
+    for name in ["tool_0", "tool_1", "tool_2", "tool_4"][:KEEP_GENERATIONS + 1]:  # new contents each time
+        ToolIndex(_catalog(edit=name), emb, client=chroma).build(progress=False)
+    assert len(chroma.list_collections()) == KEEP_GENERATIONS  # older ones go with later builds
 
 
 def test_removed_card_disappears(chroma):

@@ -30,7 +30,7 @@ def test_a_query_over_the_limit_is_refused_before_embedding(chroma, monkeypatch)
     card = ToolCard(name="weather", purpose="날씨", when_to_use=("비 와?", "우산 필요해?", "기온은?"))
     router = build_router(RouterConfig(embedder=embedder), Catalog("w", {"weather": card}, authored=False), chroma,
                           progress=False, no_call="none")
-    monkeypatch.setenv("TOOLROUTE_MAX_TURN_CHARS", "10")
+    monkeypatch.setenv("TOOLROUTE_MAX_QUERY_CHARS", "10")
     with pytest.raises(QueryTooLong, match="11 characters; the limit is 10"):
         router.route("가" * 11)
     assert router.route("비 와?").top(1) == ["weather"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
 from toolroute.cards import Catalog
-from toolroute.config import max_turn_chars
+from toolroute.config import max_query_chars
 from toolroute.routing.base import Retriever
 from toolroute.routing.dense import IndexStrategy
 from toolroute.routing.nocall import NoCallRule
@@ -42,7 +42,7 @@ class RouteResult:
 
 
 class QueryTooLong(ValueError):
-    """A query past the turn limit: refused before any embedding (which would cost seconds)."""
+    """A query past the limit: refused before any tokenising or embedding (a 5 MB query stalled BM25)."""
 
 
 @runtime_checkable
@@ -114,10 +114,10 @@ class ToolRouter:
         return self.route_many([query])[0]
 
     def route_many(self, queries: Sequence[str]) -> list[RouteResult]:
-        limit = max_turn_chars()
+        limit = max_query_chars()
         for query in queries:
             if len(query) > limit:
-                raise QueryTooLong(f"a query of {len(query):,} characters; the limit is {limit:,} (TOOLROUTE_MAX_TURN_CHARS)")
+                raise QueryTooLong(f"a query of {len(query):,} characters; the limit is {limit:,} (TOOLROUTE_MAX_QUERY_CHARS)")
         results = []
         for query, ranking in zip(queries, self.retriever.rank_many(list(queries))):
             result = RouteResult(query, ranking.ranked, features=ranking.features)
