@@ -67,6 +67,7 @@ bench: setup  ## route latency, index build and rebuild times, pipeline time, pr
 	$(PY) benchmarks/bench_route.py
 	$(PY) benchmarks/bench_agent.py
 	$(PY) benchmarks/bench_serve.py
+	$(PY) benchmarks/bench_cards.py
 
 # CONTINUE=1: start from the committed results/reference/ (its finished notebooks are skipped by
 # --resume) when results/runs/reference/ does not exist, so a reference that was committed part by

@@ -25,7 +25,7 @@ from toolroute.routing import RouterConfig, build_router
 from toolroute.serve.cards_api import CardOps, card_routes
 
 ROUNDS = 20
-CARDS = ["premium_estimate", "claim_guide", "rider_list", "product_search", "surrender_value_lookup"]
+CARDS = ["premium_estimate", "claim_guide", "rider_list", "product_search", "surrender_value_explain"]
 
 
 def main() -> None:
