@@ -92,7 +92,7 @@ def no_call_scores(result: ArmResult, is_call: Sequence[bool], split: str, path=
     axes[1].hist(prob[call], bins=bins, alpha=0.6, label="call rows", color="#4C72B0")
     axes[1].hist(prob[~call], bins=bins, alpha=0.6, label="no-call rows", color="#DD8452")
     if result.threshold is not None:
-        axes[1].axvline(result.threshold, color="k", ls="--", label=f"threshold {result.threshold:.2f} (dev)")
+        axes[1].axvline(result.threshold, color="k", ls="--", label=f"threshold {result.threshold:.2f} (fitted on calib)")
     axes[1].set_title("fitted rule P(call) (dense, margin, BM25, lexical coverage)", fontsize=9)
     axes[1].set_xlabel("P(call)")
     axes[1].legend()
