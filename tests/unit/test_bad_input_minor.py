@@ -68,3 +68,28 @@ def test_ctrl_c_marks_the_notebook_interrupted_and_keeps_the_run(tmp_path, monke
         assert manifest["notebooks"]["01_ingest"]["status"] == "interrupted"
     finally:
         shutil.rmtree(results_dir() / "runs" / run_id, ignore_errors=True)
+
+
+@pytest.mark.parametrize("tools, message", [
+    ([], "non-empty JSON list"),
+    ([{"type": "function", "function": {"name": "a", "description": "x"}}] * 2, "duplicate tool name 'a'"),
+    ([{"type": "function", "function": {"name": "lookup", "description": "  "}}], r"\('lookup'\): field 'description' is empty"),
+])
+def test_a_bad_schema_catalogue_names_the_tool(tmp_path, tools, message):
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(tools), encoding="utf-8")
+    with pytest.raises(CatalogError, match=message):
+        cards_from_openai_tools(path)
+
+
+@pytest.mark.parametrize("query", ["😀😀😀", "What is the weather in Paris tomorrow?", "¿Dónde está la estación?", "   "])
+def test_other_languages_emoji_and_blank_queries_get_a_ranking_not_a_crash(query, chroma):
+    from conftest import HashEmbedder
+    from toolroute.cards import Catalog, ToolCard
+    from toolroute.routing import RouterConfig, build_router
+
+    card = ToolCard(name="weather", purpose="날씨", when_to_use=("비 와?", "우산 필요해?", "기온은?"))
+    for arm in ("dense", "bm25", "hybrid"):
+        router = build_router(RouterConfig(arm=arm, embedder=HashEmbedder()), Catalog("w", {"weather": card}, authored=False),
+                              chroma, progress=False, no_call="none")
+        assert [name for name, _ in router.route(query).ranked] == ["weather"]

@@ -312,7 +312,11 @@ def cards_from_openai_tools(path: str | Path) -> Catalog:
                             f"with 'properties', got {type(parameters).__name__}")
             continue
         params = params or {}
-        description = (fn.get("description") or "").strip() or fn["name"].replace("_", " ")
+        description = (fn.get("description") or "").strip()
+        if not description:  # a name alone is too little to route on: say which tool needs words
+            problems.append(f"{path} item {i} ('{fn['name']}'): field 'description' is empty; describe what the tool "
+                            f"does (a ToolCard folder can add examples too)")
+            continue
         try:
             card = ToolCard(name=fn["name"], purpose=description, tags=tuple(str(p) for p in params)[:12])
         except ValidationError as err:
