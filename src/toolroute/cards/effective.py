@@ -39,11 +39,10 @@ def open_catalog(source: str | Path, edits: bool = True) -> Catalog:
     also checked against the domain's tool names."""
     source = Path(source)
     expected = expected_tool_names(source)
-    catalog = load_catalog(source, expected)
-    if edits and source.is_dir() and default_store_path(catalog.name).is_file():
-        store = CardStore(source, expected_names=expected)
-        versions = store.versions()
-        if versions:
-            catalog = store.catalog()
-            catalog.edit_version = len(versions)
+    if not (edits and source.is_dir() and default_store_path(source.name).is_file()):
+        return load_catalog(source, expected)
+    store = CardStore(source, expected_names=expected)  # reads the YAML once, as its version 0
+    versions = store.versions()
+    catalog = store.catalog() if versions else store.base
+    catalog.edit_version = len(versions)
     return catalog

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from fastapi import APIRouter, Header, HTTPException, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from pydantic import BaseModel, Field
 
 from toolroute.cards import CatalogError, expected_tool_names
@@ -58,7 +58,7 @@ class CardOps:
     audit_path: Path = field(default_factory=lambda: data_dir() / "audit" / "cards.jsonl")
     removed: set[str] = field(default_factory=set)
     last_apply_seconds: float | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # one write at a time
 
     on_change: Callable[[list[str]], None] | None = None  # e.g. the agent drops its cached tool schemas
 
@@ -115,40 +115,35 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
     """The routes; `get_ops()` gives the live CardOps (or raises 503 while the agent is being built)."""
     api = APIRouter(prefix="/api", tags=["cards"])
 
-    class _Live:  # `ops.x` reads the live CardOps on every request
-        def __getattr__(self, item):
-            return getattr(get_ops(), item)
-
-    ops = _Live()
-
-    def known(name: str) -> None:
+    def known(ops: CardOps, name: str) -> None:
         if name not in ops.store.base or name in ops.removed:
             raise HTTPException(404, f"unknown tool '{name}'")
 
-    def card_view(name: str) -> dict[str, Any]:
+    def card_view(ops: CardOps, name: str) -> dict[str, Any]:
         return {"name": name, "card": card_fields(ops.store.card(name)), "version": ops.store.card_version(name),
                 "vectors": ops.vectors(name)}
 
     @api.get("/tools")
-    def list_tools() -> list[dict[str, Any]]:
+    def list_tools(ops: CardOps = Depends(get_ops)) -> list[dict[str, Any]]:
         catalog = ops.router.catalog
         return [{"name": c.name, "purpose": c.purpose, "version": ops.store.card_version(c.name)} for c in catalog]
 
     @api.get("/tools/{name}")
-    def get_tool(name: str) -> dict[str, Any]:
-        known(name)
-        return card_view(name)
+    def get_tool(name: str, ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
+        known(ops, name)
+        return card_view(ops, name)
 
     @api.put("/tools/{name}/card")
     def edit_card(name: str, edit: CardEdit, if_match: str | None = Header(None),
-                  authorization: str | None = Header(None)) -> dict[str, Any]:
+                  authorization: str | None = Header(None),
+                  ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
         token = _token_id(authorization)
-        known(name)
+        known(ops, name)
         expected = _version(if_match)
         changes = {f: getattr(edit, f) for f in EDITABLE_FIELDS if getattr(edit, f) is not None}
         if not changes:
             raise HTTPException(422, f"no field to change (editable: {', '.join(EDITABLE_FIELDS)})")
-        with ops._lock:
+        with ops.lock:
             try:
                 version = ops.store.edit(name, changes, expected, author=edit.author or f"token:{token}",
                                          message=edit.message)
@@ -161,17 +156,17 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
             seconds = ops.apply([name])
             diff = [line for change in ops.store.diff(version.number - 1, version.number) for line in change.lines()]
             ops.audit(token, name, "edit", expected, version.number, diff)
-        return {**card_view(name), "applied_seconds": round(seconds, 4)}
+        return {**card_view(ops, name), "applied_seconds": round(seconds, 4)}
 
     @api.get("/tools/{name}/history")
-    def history(name: str) -> list[dict[str, Any]]:
-        known(name)
+    def history(name: str, ops: CardOps = Depends(get_ops)) -> list[dict[str, Any]]:
+        known(ops, name)
         return [{"version": v.number, "author": v.author, "time": v.time, "message": v.message, "kind": v.kind}
                 for v in ops.store.history(name)]
 
     @api.get("/tools/{name}/diff")
-    def diff(name: str, request: Request) -> dict[str, Any]:
-        known(name)
+    def diff(name: str, request: Request, ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
+        known(ops, name)
         try:
             a, b = int(request.query_params.get("from", "0")), int(request.query_params.get("to", ops.store.head))
             changes = [c for c in ops.store.diff(a, b) if c.card == name]
@@ -181,16 +176,17 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
 
     @api.post("/tools/{name}/rollback")
     def rollback(name: str, body: Rollback, if_match: str | None = Header(None),
-                 authorization: str | None = Header(None)) -> dict[str, Any]:
+                 authorization: str | None = Header(None),
+                 ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
         """This card as it was at version `to` (a new version; history is never rewritten)."""
         token = _token_id(authorization)
-        known(name)
+        known(ops, name)
         expected = _version(if_match)
         try:
             old = card_fields(ops.store.card(name, body.to))
         except CardStoreError as exc:
             raise HTTPException(400, str(exc)) from None
-        with ops._lock:
+        with ops.lock:
             try:
                 version = ops.store.edit(name, old, expected, author=f"token:{token}",
                                          message=body.message or f"rollback to version {body.to}")
@@ -200,25 +196,26 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
                 raise HTTPException(422, str(exc)) from None
             seconds = ops.apply([name])
             ops.audit(token, name, "rollback", expected, version.number, [f"to version {body.to}"])
-        return {**card_view(name), "applied_seconds": round(seconds, 4)}
+        return {**card_view(ops, name), "applied_seconds": round(seconds, 4)}
 
     @api.delete("/tools/{name}")
-    def unregister(name: str, authorization: str | None = Header(None)) -> dict[str, Any]:
+    def unregister(name: str, authorization: str | None = Header(None),
+                   ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
         """The tool leaves the live router: its vectors are deleted before this returns."""
         token = _token_id(authorization)
-        known(name)
-        with ops._lock:
+        known(ops, name)
+        with ops.lock:
             ops.removed.add(name)
             seconds = ops.apply([name])
             ops.audit(token, name, "unregister", ops.store.card_version(name), ops.store.card_version(name), [])
         return {"name": name, "removed": True, "vectors": ops.vectors(name), "applied_seconds": round(seconds, 4)}
 
     @api.post("/route")
-    def route(body: RouteRequest) -> dict[str, Any]:
+    def route(body: RouteRequest, ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
         return ops.router.route(body.query).to_dict(body.k)
 
     @api.get("/stats")
-    def stats() -> dict[str, Any]:
+    def stats(ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
         report = ops.router.build_report
         return {"tools": len(ops.router.catalog), "vectors": ops.vectors(), "store_version": ops.store.head,
                 "removed": sorted(ops.removed), "arm": ops.router.arm,
