@@ -16,7 +16,7 @@ from typing import Sequence
 import pandas as pd
 
 from toolroute.cards import Catalog
-from toolroute.evaluation.metrics import paired_comparison, summarize
+from toolroute.evaluation.metrics import RoutedRow, paired_comparison, summarize
 from toolroute.queries import EvalQuery, load_queries
 from toolroute.evaluation.retrieval import route_queries, to_rows
 from toolroute.routing import RouterConfig, build_router, default_dev_file
@@ -64,14 +64,28 @@ def changed_cards(before: Catalog, after: Catalog) -> list[str]:
     return [n for n in names if before.cards.get(n) != after.cards.get(n)]
 
 
-def _as_eval(catalog: Catalog) -> Catalog:
+def as_eval(catalog: Catalog) -> Catalog:
+    """The catalogue renamed `<name>-eval`: its index is a namespace of its own, never a live router's."""
     return catalog.derived(name=f"{catalog.name}-eval", cards=dict(catalog.cards), sources=dict(catalog.sources))
 
 
-def _top1_right(row: dict) -> bool:
-    if not row["expected"]:
-        return bool(row["no_call_predicted"])
-    return not row["no_call_predicted"] and bool(row["ranked"]) and row["ranked"][0] in row["expected"]
+def _top1_right(row: RoutedRow) -> bool:
+    if not row.expected:
+        return bool(row.no_call_predicted)
+    return not row.no_call_predicted and bool(row.ranked) and row.ranked[0] in row.expected
+
+
+def paired_effects(before: Sequence[RoutedRow], after: Sequence[RoutedRow], k: int = 5) -> dict[str, dict]:
+    """After minus before on the same queries: Hit@1, MRR and Recall@k, each with its paired-bootstrap CI."""
+    return {m: paired_comparison(before, after, m, ks=(1, k), n_boot=2000) for m in ("hit@1", "mrr", f"recall@{k}")}
+
+
+def moved_queries(queries: Sequence[EvalQuery], before: Sequence[RoutedRow], after: Sequence[RoutedRow],
+                  shown: int = 3) -> list[dict]:
+    """The queries whose top-1 correctness changed, each with its top tools before and after."""
+    return [{"id": q.id, "query": q.query, "expected": list(q.expected_tools), "fixed": _top1_right(b),
+             "before": list(a.ranked[:shown]), "after": list(b.ranked[:shown])}
+            for q, a, b in zip(queries, before, after) if _top1_right(a) != _top1_right(b)]
 
 
 def eval_change(before: Catalog, after: Catalog, queries: str | Path | Sequence[EvalQuery],
@@ -89,27 +103,19 @@ def eval_change(before: Catalog, after: Catalog, queries: str | Path | Sequence[
     split = split or "queries"
     calibration = calibration or default_dev_file(config.catalog)
     calib = load_queries(calibration, after.names) if calibration else None
-    router = build_router(config.with_(embedder=embedder or config.embedder), _as_eval(before), client=client,
+    router = build_router(config.with_(embedder=embedder or config.embedder), as_eval(before), client=client,
                           progress=False, no_call="none")
     embedded = router.build_report.embedded if router.build_report else 0
-    per_side, rows = [], []
+    rows = []
     for side, catalog in enumerate((before, after)):
         if side:
-            embedded += router.update_catalog(_as_eval(catalog))["records_embedded"]
+            embedded += router.update_catalog(as_eval(catalog))["records_embedded"]
         router.no_call_rule = None
         if calib:
             router.fit_no_call([q.query for q in calib], [q.is_call for q in calib])
-        results = route_queries(router, queries)
-        side_rows = to_rows(queries, results)
-        rows.append(side_rows)
-        per_side.append((summarize(side_rows), [{"expected": list(q.expected_tools), "ranked": r.top(3),
-                                                 "no_call_predicted": r.no_call} for q, r in zip(queries, results)]))
-    paired = {m: paired_comparison(rows[0], rows[1], m, n_boot=2000) for m in ("hit@1", "mrr", "recall@5")}
-    moved = []
-    for q, a, b in zip(queries, per_side[0][1], per_side[1][1]):
-        if _top1_right(a) != _top1_right(b):
-            moved.append({"id": q.id, "query": q.query, "expected": list(q.expected_tools), "fixed": _top1_right(b),
-                          "before": a["ranked"], "after": b["ranked"]})
+        rows.append(to_rows(queries, route_queries(router, queries)))
+    metrics = [summarize(side_rows) for side_rows in rows]
     return ChangeReport(split, len(queries), changed_cards(before, after),
-                        {m: per_side[0][0][m] for m in METRICS}, {m: per_side[1][0][m] for m in METRICS},
-                        paired, moved, embedded, time.perf_counter() - start)
+                        {m: metrics[0][m] for m in METRICS}, {m: metrics[1][m] for m in METRICS},
+                        paired_effects(rows[0], rows[1], k=5), moved_queries(queries, rows[0], rows[1]), embedded,
+                        time.perf_counter() - start)

@@ -27,9 +27,16 @@ def to_rows(queries: Sequence[EvalQuery], results: Sequence[RouteResult]) -> lis
     return [RoutedRow(q.id, q.expected_tools, tuple(r.top(len(r.ranked))), r.no_call) for q, r in zip(queries, results)]
 
 
+def rows_of(report: dict) -> list[RoutedRow]:
+    """The metric rows of an `evaluate` report made with `keep=None` (every tool of each ranking kept)."""
+    return [RoutedRow(r["id"], tuple(r["expected"]), tuple(r["ranked"]), r["no_call_predicted"])
+            for r in report["per_query"]]
+
+
 def evaluate(router: ToolRouter, queries: Sequence[EvalQuery], ks: Sequence[int] = DEFAULT_KS,
-             ci: bool = True, keep: int = 10, progress: bool = False) -> dict:
-    """Contract report: n, counts, recall@k, mrr, hit@1, no_call_accuracy, threshold, per_query (+ CIs)."""
+             ci: bool = True, keep: int | None = 10, progress: bool = False) -> dict:
+    """Contract report: n, counts, recall@k, mrr, hit@1, no_call_accuracy, threshold, per_query (+ CIs);
+    each per_query ranking keeps the `keep` best tools (None: all of them)."""
     results = route_queries(router, queries, progress=progress)
     rows = to_rows(queries, results)
     metrics = summarize(rows, ks)

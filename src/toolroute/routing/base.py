@@ -43,6 +43,11 @@ class Retriever(ABC):
     def update_catalog(self, catalog: Catalog):
         """Switch to an edited catalogue in place (changed cards re-indexed, removed tools gone)."""
 
+    def over(self, catalog: Catalog) -> "Retriever":
+        """A new retriever of this one's configuration (embedder, strategy, fusion, Chroma client) over
+        `catalog`, not built yet; this one is left as it is."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be copied over another catalogue")
+
     def search(self, queries: dict[str, str], k: int = 10) -> dict[str, dict[str, float]]:
         ids = list(queries)
         rankings = self.rank_many([queries[i] for i in ids])

@@ -326,6 +326,10 @@ class DenseRetriever(Retriever):
     def update_catalog(self, catalog: Catalog) -> BuildReport:
         return self.index.sync(catalog)
 
+    def over(self, catalog: Catalog) -> "DenseRetriever":
+        index = self.index
+        return DenseRetriever(ToolIndex(catalog, index.embedder, index.strategy, index.client, index.max_candidates))
+
     def rank_many(self, queries: Sequence[str]) -> list[Ranking]:
         return [Ranking(ranked, dense_features(ranked)) for ranked in self.index.search_many(queries)]
 

@@ -46,6 +46,9 @@ class HybridRetriever(Retriever):
         self.lexical.update_catalog(catalog)
         return report
 
+    def over(self, catalog: Catalog) -> "HybridRetriever":
+        return HybridRetriever(self.dense.over(catalog), self.lexical.over(catalog), self.rrf_k, self.dense_weight)
+
     def rank_many(self, queries: Sequence[str]) -> list[Ranking]:
         out = []
         for query, dense in zip(queries, self.dense.rank_many(queries)):

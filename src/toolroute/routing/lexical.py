@@ -91,6 +91,9 @@ class BM25Retriever(Retriever):
         self.index = BM25ToolIndex(catalog, fields=self.fields)
         self._catalog = catalog
 
+    def over(self, catalog: Catalog) -> "BM25Retriever":
+        return BM25Retriever(catalog, self.fields)
+
     def matches(self, query: str) -> Ranking:
         """Only the tools sharing a word with the query (what fusion reads), with the lexical evidence."""
         scores, tokens = self.index.scores(query)

@@ -106,6 +106,14 @@ class ToolRouter:
         return {"tools": len(catalog), "records_embedded": report.embedded if report else 0,
                 "dense_seconds": dense_seconds, "seconds": time.perf_counter() - start}
 
+    def over(self, catalog: Catalog) -> "ToolRouter":
+        """A built router of this configuration and no-call rule over `catalog` (give it its own name,
+        so that its index is a namespace of its own): what this router would do after switching to
+        `catalog` with `update_catalog`, which keeps the rule, without touching this one."""
+        copy = ToolRouter(self.retriever.over(catalog), self.strategy, self.no_call_rule)
+        copy.build(progress=False)
+        return copy
+
     def search(self, queries: dict[str, str], k: int = 10) -> dict[str, dict[str, float]]:
         """The retriever contract (BEIR shape); the no-call rule is not applied here."""
         return self.retriever.search(queries, k)
