@@ -27,6 +27,10 @@ class RegistryError(ValueError):
     """A registry request that cannot be carried out; nothing was changed."""
 
 
+class UnknownModule(RegistryError):
+    """A module that defines none of the registered tools (nothing was imported)."""
+
+
 @dataclass
 class RegistryChange:
     """What one call changed and what it cost."""
@@ -46,11 +50,33 @@ class ToolRegistry:
         if not isinstance(agent.router, ToolRouter):
             raise RegistryError("the agent has no ToolRouter: build it with a router to add or remove tools at run time")
         self.agent = agent
+        self.version = 0  # one more for every change (register, replace, unregister, reload)
         self._lock = threading.Lock()
 
     @property
     def names(self) -> list[str]:
         return self.agent.pack.tool_names
+
+    def modules(self) -> dict[str, list[str]]:
+        """The Python modules that define the registered tools, with the tools of each."""
+        out: dict[str, list[str]] = {}
+        for tool in self.agent.pack.tools:
+            function = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+            module = getattr(function, "__module__", None) or type(tool).__module__
+            out.setdefault(module, []).append(tool.name)
+        return out
+
+    def resolve_module(self, name: str) -> str:
+        """`name` as a module of the registered tools: its full name, or its last part when only one
+        module ends so (`premium` for `toolroute.domains.insurance.tools.premium`)."""
+        modules = list(self.modules())
+        if name in modules:
+            return name
+        matches = [m for m in modules if m.rsplit(".", 1)[-1] == name]
+        if len(matches) == 1:
+            return matches[0]
+        raise UnknownModule(f"no registered tool is defined in a module '{name}'"
+                            + (f" (it could be {', '.join(matches)})" if matches else f"; modules: {', '.join(modules)}"))
 
     def _unknown(self, name: str) -> RegistryError:
         close = difflib.get_close_matches(name, self.names, n=3)
@@ -71,6 +97,7 @@ class ToolRegistry:
         self.agent.pack.tools = tools
         for name in names:
             self.agent._schemas.pop(name, None)
+        self.version += 1
         return RegistryChange(action, names, report["records_embedded"], time.perf_counter() - start, warnings or [],
                               gate_embedded)
 
@@ -135,4 +162,5 @@ class ToolRegistry:
             self.agent.pack.tools = tools
             for n in swapped:
                 self.agent._schemas.pop(n, None)
+            self.version += 1
             return RegistryChange("reload", swapped, 0, time.perf_counter() - start, warnings)
