@@ -201,6 +201,48 @@ def cmd_cards_eval_change(args) -> int:
     return 0
 
 
+def proposals_text(report: dict, versions: dict[str, int] | None = None) -> str:
+    """`toolroute cards propose`'s printout: each proposal as a diff with its measured effect and the
+    command that accepts it (`versions`: each card's current version, for `--expect-version`)."""
+    k = report["k"]
+    before = report["before"]
+    lines = [f"{report['split']}: {report['n']} queries; hit@1 {before['hit@1']:.3f}, recall@{k} "
+             f"{before[f'recall@{k}']:.3f}; {report['n_failures']} failures at top-1"]
+    for i, p in enumerate(report["proposals"], start=1):
+        chosen = f"; the router chose {', '.join(p['chosen'][:3])}" if p["chosen"] else ""
+        lines.append(f"\n{i}. {len(p['failures'])} failure(s) expecting {p['expected_tool']}{chosen}")
+        if p["skipped"]:
+            lines.append(f"   skipped: {p['skipped']}")
+            continue
+        lines += [f"   {line}" for line in p["diff"]]
+        for metric, e in p["effect"].items():
+            ci = f"  [{e['ci_low']:+.3f}, {e['ci_high']:+.3f}]" if e["ci_low"] is not None else ""
+            lines.append(f"   {metric:<10} {e['before']:.3f} → {e['after']:.3f}  ({e['diff']:+.3f}){ci}")
+        lines.append(f"   fixed {len(p['fixed'])}, broken {len(p['broken'])}")
+        flag = "--add-example" if p["field"] == "when_to_use" else "--add-not"
+        version = (versions or {}).get(p["tool"], "<version>")
+        lines.append(f"   accept: toolroute cards edit {p['tool']} {flag} '{p['line']}' --expect-version {version}")
+    return "\n".join(lines)
+
+
+def cmd_cards_propose(args) -> int:
+    from toolroute.evaluation.failure_analysis import analyse_failures  # loaded per command: `toolroute --help` stays fast
+    from toolroute.evaluation.quick_test import every_split_text, require_tuning_split, split_queries  # loaded per command: `toolroute --help` stays fast
+    from toolroute.llm import chat_model  # loaded per command: may start the embedded LLM
+    from toolroute.routing import build_router  # loaded per command: `toolroute --help` stays fast
+
+    require_tuning_split(args.split, "card proposals")  # before any file of the test split is read
+    store = _card_store(args)
+    domain, names = store.base.name, store.base.names
+    queries = split_queries(domain, args.split, names)
+    router = build_router(_router_config(args), store.catalog(), progress=False)
+    report = analyse_failures(router, queries, chat_model(), args.split, args.k, args.max,
+                              guard_queries=every_split_text(domain, names), apply=store.preview)
+    versions = {p["tool"]: store.card_version(p["tool"]) for p in report["proposals"] if p["skipped"] is None}
+    print(json.dumps(report, ensure_ascii=False) if args.json else proposals_text(report, versions))
+    return 0
+
+
 def cmd_leakage(args) -> int:
     from toolroute.evaluation.leakage import NEAR_DUPLICATE, similar_pairs  # loaded per command: `toolroute --help` stays fast
     from toolroute.queries import load_queries  # loaded per command: `toolroute --help` stays fast
@@ -325,6 +367,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_router_options(c)
     c.set_defaults(func=cmd_cards_eval_change)
     store_options(c, edit=True, catalog=False)
+    c = cards_sub.add_parser("propose", help="LLM-proposed card edits for a tuning split's failures, each measured on it")
+    c.add_argument("--split", default="tune", help="dev, tune or calib (test is refused)")
+    c.add_argument("--max", type=int, default=3, help="failure groups to ask the LLM about (one call each)")
+    c.add_argument("--k", type=int, default=5, help="the k of Recall@k")
+    c.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    _add_router_options(c)
+    c.set_defaults(func=cmd_cards_propose)
+    store_options(c, catalog=False)
 
     p = sub.add_parser("leakage", help="exact and near-duplicate eval queries vs card examples")
     p.add_argument("queries", nargs="+")

@@ -1,17 +1,26 @@
 """The card API of the served app (issue 22): token, If-Match, 409/422, edits reach the live router,
-rollback, unregister, concurrency, audit log. In process (FastAPI's TestClient), no sockets."""
+rollback, unregister, concurrency, audit log; the quick test (`/api/eval`) with a pending edit, LLM
+proposals and module hot reload. In process (FastAPI's TestClient), no sockets."""
 
 import json
+import sys
+from collections import Counter
 import threading
+from types import SimpleNamespace
 
 import pytest
 import yaml
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from conftest import HashEmbedder
+from serving import serving_agent
+from toolroute.agent.pack import DomainPack
+from toolroute.agent.registry import ToolRegistry
 from toolroute.cards.store import CardStore
 from toolroute.routing import RouterConfig, build_router
+from toolroute.serve.app import ServeOptions, create_app
 from toolroute.serve.cards_api import CardOps, card_routes
 
 CARDS = [
@@ -35,10 +44,28 @@ def app(tmp_path, chroma, monkeypatch):
     store = CardStore(folder, tmp_path / "store" / "demo.json")
     router = build_router(RouterConfig(embedder=HashEmbedder(), dev=None), store.catalog(), chroma, progress=False,
                           no_call="none")
-    ops = CardOps(router, store, audit_path=tmp_path / "audit.jsonl")
+    ops = CardOps(router, store, audit_path=tmp_path / "audit.jsonl", queries_dir=tmp_path / "queries")
     api = FastAPI()
     api.include_router(card_routes(lambda: ops))
     return TestClient(api), ops
+
+
+TUNE = [("t1", "오늘 서울 날씨 어때", ["weather_now"]), ("t2", "주말에 비 온대?", ["weather_forecast"]),
+        ("t3", "143번 버스 언제 와", ["bus_arrival"]), ("t4", "김치찌개 끓이는 법", [])]
+
+
+@pytest.fixture
+def tuned(app, tmp_path):
+    """The app with a tune split: three queries the cards answer, one no-call row, and QUERY expecting
+    a tool the router does not put first (`target`), so that it fails until that card learns it."""
+    client, ops = app
+    target = next(c["name"] for c in CARDS if c["name"] != _top1(client))
+    folder = tmp_path / "queries"
+    folder.mkdir()
+    rows = [*TUNE, ("t5", QUERY, [target])]
+    (folder / "tune.jsonl").write_text("".join(json.dumps({"id": i, "query": q, "expected_tools": e}, ensure_ascii=False)
+                                               + "\n" for i, q, e in rows), encoding="utf-8")
+    return client, ops, target
 
 
 def _auth(token=TOKEN):
@@ -116,3 +143,168 @@ def test_two_edits_of_one_card_from_two_clients_one_wins_one_gets_409(app):
     for t in threads:
         t.join()
     assert sorted(codes) == [200, 409] and ops.store.head == 1
+
+
+# ----- the quick test: POST /api/eval --------------------------------------------------------------------
+
+
+def test_eval_reports_the_live_router_on_a_split_without_a_token(tuned):
+    client, _, target = tuned
+    report = client.post("/api/eval", json={"split": "tune", "k": 2}).json()
+    assert report["split"] == "tune" and report["n"] == 5 and report["after"] is None and report["paired"] is None
+    assert set(report["before"]) == {"recall@2", "hit@1", "mrr", "no_call_accuracy"}
+    assert report["before"]["hit@1"] == 0.75  # QUERY fails, the three card examples do not
+    assert [f["query"] for f in report["failures"] if f["expected"]] == [QUERY]
+    assert next(f for f in report["failures"] if f["query"] == QUERY)["got"][0] != target
+    expected = Counter([target, *(t for _, _, tools in TUNE for t in tools)])
+    assert {t["tool"]: t["n"] for t in report["per_tool"]} == dict(expected)
+    assert next(t for t in report["per_tool"] if t["tool"] == target)["recall"] <= 0.5  # QUERY missed at k=2
+
+
+def test_eval_refuses_unknown_splits_missing_files_and_pending_edits_on_test(tuned):
+    client, *_ = tuned
+    bad = client.post("/api/eval", json={"split": "train"})
+    assert bad.status_code == 400 and all(s in bad.json()["detail"] for s in ("dev", "tune", "calib", "test"))
+    assert client.post("/api/eval", json={"split": "dev"}).status_code == 404  # no dev.jsonl here
+    assert client.post("/api/eval", json={"split": "tune", "k": 0}).status_code == 422
+    (tuned[1].queries_dir / "test.jsonl").write_text((tuned[1].queries_dir / "tune.jsonl").read_text(encoding="utf-8"),
+                                                    encoding="utf-8")
+    assert client.post("/api/eval", json={"split": "test"}).status_code == 200  # measuring is allowed
+    edit = {"tool": "bus_arrival", "changes": {"+when_to_use": "지하철 첫차 몇 시야"}}
+    refused = client.post("/api/eval", json={"split": "test", "edit": edit})
+    assert refused.status_code == 400 and "never on 'test'" in refused.json()["detail"]
+
+
+def test_a_pending_edit_is_measured_on_a_copy_and_the_live_router_and_store_stay(tuned):
+    client, ops, target = tuned
+    vectors, top1 = ops.vectors(), _top1(client)
+    edit = {"tool": target, "changes": {"+when_to_use": [QUERY, "지하철 첫차 몇 시야"]}}
+    report = client.post("/api/eval", json={"split": "tune", "k": 2, "edit": edit}).json()
+    assert report["before"]["hit@1"] == 0.75 and report["after"]["hit@1"] == 1.0
+    assert report["paired"]["hit@1"]["diff"] == pytest.approx(0.25) and report["paired"]["hit@1"]["n"] == 4
+    assert {"ci_low", "ci_high", "p_value"} <= set(report["paired"]["recall@2"])
+    assert [(m["query"], m["fixed"]) for m in report["moved"]] == [(QUERY, True)]
+    assert report["edit"]["diff"] == [f"{target}.when_to_use", f"  + {QUERY}", "  + 지하철 첫차 몇 시야"]
+    assert _top1(client) == top1 and ops.vectors() == vectors and ops.store.head == 0  # nothing live changed
+    assert not ops.audit_path.exists()
+    assert client.post("/api/eval", json={"split": "tune", "edit": {"tool": target, "changes": {"purpose": " "}}}
+                       ).status_code == 422
+    assert client.post("/api/eval", json={"split": "tune", "edit": {"tool": "nope", "changes": {"purpose": "x"}}}
+                       ).status_code == 404
+
+
+# ----- failure analysis: POST /api/proposals ------------------------------------------------------------
+
+
+def test_proposals_are_measured_on_the_tuning_split_and_nothing_is_saved(tuned):
+    client, ops, target = tuned
+    ops.llm = FakeListChatModel(responses=[
+        f'제안입니다.\n```json\n{{"tool": "{target}", "field": "when_to_use", "line": "지하철 첫차 몇 시에 다녀?"}}\n```'])
+    assert client.post("/api/proposals", json={"split": "tune"}).status_code == 401
+    answer = client.post("/api/proposals", json={"split": "tune", "k": 2, "max": 3}, headers=_auth())
+    assert answer.status_code == 200
+    report = answer.json()
+    assert report["before"]["hit@1"] == 0.75 and report["n_failures"] == 2  # QUERY and the no-call row
+    [proposal] = report["proposals"]  # one group: the no-call row gets no proposal
+    assert proposal["skipped"] is None and proposal["expected_tool"] == target and proposal["failures"] == [QUERY]
+    assert proposal["diff"] == [f"{target}.when_to_use", "  + 지하철 첫차 몇 시에 다녀?"]
+    assert proposal["effect"]["hit@1"]["before"] == 0.75 and proposal["effect"]["hit@1"]["after"] is not None
+    assert {"diff", "ci_low", "ci_high"} <= set(proposal["effect"]["recall@2"])
+    assert ops.store.head == 0 and _top1(client) != target
+
+
+def test_a_broken_or_copied_proposal_is_skipped_with_its_reason(tuned):
+    client, ops, target = tuned
+    ops.llm = FakeListChatModel(responses=['{"tool": "' + target + '", "field": "when_to_use", "line": '])
+    [broken] = client.post("/api/proposals", json={"split": "tune"}, headers=_auth()).json()["proposals"]
+    assert broken["skipped"] == "the reply holds no JSON object" and "effect" not in broken
+    ops.llm = FakeListChatModel(responses=[json.dumps({"tool": target, "field": "when_to_use", "line": QUERY},
+                                                      ensure_ascii=False)])
+    [copied] = client.post("/api/proposals", json={"split": "tune"}, headers=_auth()).json()["proposals"]
+    assert "resembles an eval query" in copied["skipped"]
+    ops.llm = FakeListChatModel(responses=['{"tool": "weather_now", "field": "purpose", "line": "x"}'])
+    [unrelated] = client.post("/api/proposals", json={"split": "tune"}, headers=_auth()).json()["proposals"]
+    assert "neither the expected tool" in unrelated["skipped"] or "cannot be proposed" in unrelated["skipped"]
+
+
+def test_proposals_never_use_the_test_split_and_need_an_llm(tuned):
+    client, ops, _ = tuned
+    ops.llm = FakeListChatModel(responses=["{}"])
+    refused = client.post("/api/proposals", json={"split": "test"}, headers=_auth())
+    assert refused.status_code == 400 and "never on 'test'" in refused.json()["detail"]
+    ops.llm = None
+    assert client.post("/api/proposals", json={"split": "tune"}, headers=_auth()).status_code == 503
+
+
+# ----- module hot reload: POST /api/tools/reload-module/{module} ----------------------------------------
+
+TOOL_MODULE = '''
+from langchain_core.tools import tool
+
+
+@tool
+def weather_now(city: str) -> dict:
+    """Current weather of a city."""
+    return {{"city": city, "sky": "{sky}"}}
+
+
+@tool
+def weather_forecast(city: str) -> dict:
+    """The forecast of a city."""
+    return {{"city": city, "days": 3}}
+
+
+@tool
+def bus_arrival(stop: str) -> dict:
+    """Minutes until the next bus at a stop."""
+    return {{"stop": stop, "minutes": 4}}
+
+
+TOOLS = [weather_now, weather_forecast, bus_arrival]
+'''
+
+
+@pytest.fixture
+def reloadable(app, tmp_path, monkeypatch):
+    client, ops = app
+    path = tmp_path / "demotools_mod.py"
+    path.write_text(TOOL_MODULE.format(sky="맑음"), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("demotools_mod", None)
+    import demotools_mod  # written by this fixture just above
+
+    pack = DomainPack("demo", list(demotools_mod.TOOLS), "도우미입니다.")
+    ops.registry = ToolRegistry(SimpleNamespace(router=ops.router, pack=pack, _schemas={}, gate=None))
+    yield client, ops, path, pack
+    sys.modules.pop("demotools_mod", None)
+
+
+def test_a_module_reload_swaps_the_tools_code_and_a_broken_module_changes_nothing(reloadable):
+    client, ops, path, pack = reloadable
+    assert client.post("/api/tools/reload-module/demotools_mod").status_code == 401
+    path.write_text(TOOL_MODULE.format(sky="비 온 뒤 흐림"), encoding="utf-8")
+    done = client.post("/api/tools/reload-module/demotools_mod", headers=_auth())
+    assert done.status_code == 200
+    assert done.json()["tools"] == ["weather_now", "weather_forecast", "bus_arrival"] and done.json()["registry_version"] == 1
+    assert pack.tool("weather_now").invoke({"city": "서울"})["sky"] == "비 온 뒤 흐림"
+    path.write_text("this is not python(", encoding="utf-8")
+    failed = client.post("/api/tools/reload-module/demotools_mod", headers=_auth())
+    assert failed.status_code == 422 and "SyntaxError" in failed.json()["detail"]
+    assert pack.tool("weather_now").invoke({"city": "부산"})["sky"] == "비 온 뒤 흐림"  # the old tools still answer
+    assert client.post("/api/tools/reload-module/os", headers=_auth()).status_code == 404  # not a tools module: never imported
+    assert client.get("/api/stats").json()["registry_version"] == 1
+    [entry] = [json.loads(line) for line in ops.audit_path.read_text(encoding="utf-8").splitlines()]
+    assert entry["action"] == "reload_module" and entry["version_before"] == 0 and entry["version_after"] == 1
+
+
+def test_the_served_app_gives_the_card_api_the_agent_s_registry_and_llm(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOOLROUTE_ADMIN_TOKEN", TOKEN)
+    llm = FakeListChatModel(responses=["제안할 것이 없습니다."])  # no JSON: every proposal is skipped
+    app = create_app(agent_factory=lambda model: serving_agent(model, tmp_path / "memory.sqlite"), llm=llm,
+                     options=ServeOptions(memory_path=tmp_path / "memory.sqlite"), build_in_background=False)
+    with TestClient(app) as client:
+        assert client.get("/api/stats").json()["registry_version"] == 0
+        missing = client.post("/api/tools/reload-module/no_such_module", headers=_auth())
+        assert missing.status_code == 404 and "toolroute.domains.insurance.tools.premium" in missing.json()["detail"]
+        report = client.post("/api/proposals", json={"split": "tune", "max": 1}, headers=_auth()).json()
+        assert report["n"] > 100 and [p["skipped"] for p in report["proposals"]] == ["the reply holds no JSON object"]

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
+from toolroute.agent.registry import ToolRegistry
 from toolroute.config import data_dir, max_concurrent_turns, max_turn_chars, turn_timeout
 from toolroute.routing import ToolRouter
 from toolroute.serve.cards_api import CardOps, card_routes
@@ -151,8 +152,10 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
         if agent is None or not isinstance(getattr(agent, "router", None), ToolRouter):
             raise HTTPException(503, "the agent is still being built (see /readyz)", headers={"Retry-After": "5"})
         if "ops" not in card_ops:
+            registry = getattr(agent, "registry", None) or ToolRegistry(agent)
             card_ops["ops"] = CardOps.open(agent.router, agent.pack.catalog_dir,
-                                           on_change=lambda names: [agent._schemas.pop(n, None) for n in names])
+                                           on_change=lambda names: [agent._schemas.pop(n, None) for n in names],
+                                           registry=registry, llm=supervisor.model)
         return card_ops["ops"]
 
     app.include_router(card_routes(live_card_ops))

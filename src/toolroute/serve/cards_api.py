@@ -1,11 +1,13 @@
-"""The card operations of a running server: read, edit, history, diff, rollback, unregister, route.
+"""The card operations of a running server: read, edit, history, diff, rollback, unregister, route,
+the quick test (`/api/eval`, with a pending edit), LLM-proposed card edits and tool-module hot reload.
 
 An edit is saved in the card store (so it survives a restart and every other entry point routes with
 it) and applied to the live router in place before the response, so the next route call reflects it.
 Every write needs the admin token (`TOOLROUTE_ADMIN_TOKEN`; none configured: writes are disabled),
 states the card version it was made against (`If-Match`; a stale one gets 409 and nothing is written)
 and is appended to an audit log (JSONL: time, token id, tool, versions, diff). Writes are serialised,
-so two clients editing one card cannot both win.
+so two clients editing one card cannot both win. Evaluations (`/api/eval`, `/api/proposals`) run one
+at a time and never change the live router or the store.
 """
 
 from __future__ import annotations
@@ -22,9 +24,14 @@ from typing import Any, Callable
 from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from pydantic import BaseModel, Field
 
-from toolroute.cards import CatalogError, expected_tool_names
-from toolroute.cards.store import EDITABLE_FIELDS, CardConflict, CardStore, CardStoreError, card_fields
+from toolroute.agent.registry import RegistryError, ToolRegistry, UnknownModule
+from toolroute.cards import Catalog, CatalogError, expected_tool_names
+from toolroute.cards.store import EDITABLE_FIELDS, CardConflict, CardStore, CardStoreError, FieldChange, card_fields
 from toolroute.config import admin_token, data_dir
+from toolroute.evaluation.failure_analysis import analyse_failures
+from toolroute.evaluation.quick_test import (SPLITS, SplitError, every_split_text, quick_test, require_tuning_split,
+                                             split_queries)
+from toolroute.queries import EvalQuery, QueryFileError
 from toolroute.routing import ToolRouter
 
 
@@ -44,6 +51,25 @@ class RouteRequest(BaseModel):
     k: int = Field(default=5, ge=1, le=100)
 
 
+class PendingEdit(BaseModel):
+    """An edit to measure, not saved: store terms (`field` replaces, `+field` / `-field` add / remove items)."""
+
+    tool: str
+    changes: dict[str, Any] = Field(min_length=1)
+
+
+class EvalRequest(BaseModel):
+    split: str = Field(default="dev", description=f"one of {', '.join(SPLITS)}")
+    k: int = Field(default=5, ge=1, le=50)
+    edit: PendingEdit | None = None
+
+
+class ProposalRequest(BaseModel):
+    split: str = Field(default="tune", description="a tuning split (dev, tune, calib); never test")
+    k: int = Field(default=5, ge=1, le=50)
+    max: int = Field(default=3, ge=1, le=10, description="failure groups to ask the LLM about (one call each)")
+
+
 class Rollback(BaseModel):
     to: int = Field(ge=0, description="the card version to restore (0: as in the YAML)")
     message: str = ""
@@ -61,6 +87,10 @@ class CardOps:
     lock: threading.Lock = field(default_factory=threading.Lock)  # one write at a time
 
     on_change: Callable[[list[str]], None] | None = None  # e.g. the agent drops its cached tool schemas
+    registry: ToolRegistry | None = None  # the agent's tools, for module hot reload
+    llm: Any = None  # a chat model for proposals, or a callable giving the current one (the served LLM moves)
+    queries_dir: Path | None = None  # where `<split>.jsonl` lives (default: data/<catalogue>/queries/)
+    eval_lock: threading.Lock = field(default_factory=threading.Lock)  # one evaluation at a time
 
     @classmethod
     def open(cls, router: ToolRouter, catalog_dir: str | Path, **kwargs) -> "CardOps":
@@ -74,10 +104,27 @@ class CardOps:
             return index.collection.count()
         return len(index.collection.get(where={"tool": name}, include=[])["ids"])
 
+    def routed(self, catalog: Catalog) -> Catalog:
+        """What the live router routes with for the store's `catalog`: the unregistered tools left out."""
+        return catalog.derived(cards={n: c for n, c in catalog.cards.items() if n not in self.removed})
+
+    def pending(self, tool: str, changes: dict[str, Any]) -> Catalog:
+        """The routed catalogue with an edit applied, validated as a save would be, not saved."""
+        return self.routed(self.store.preview(tool, changes))
+
+    def queries(self, split: str) -> list[EvalQuery]:
+        return split_queries(self.store.base.name, split, self.store.base.names, self.queries_dir)
+
+    def eval_queries(self) -> list[str]:
+        """Every split's query texts (a proposed card line must resemble none of them)."""
+        return every_split_text(self.store.base.name, self.store.base.names, self.queries_dir)
+
+    def chat_model(self) -> Any:
+        return self.llm if self.llm is None or hasattr(self.llm, "invoke") else self.llm()
+
     def apply(self, changed: list[str]) -> float:
         """Bring the live router in line with the store (changed cards re-embedded in place)."""
-        catalog = self.store.catalog()
-        catalog = catalog.derived(cards={n: c for n, c in catalog.cards.items() if n not in self.removed})
+        catalog = self.routed(self.store.catalog())
         seconds = self.router.update_catalog(catalog)["seconds"]
         if self.on_change is not None:
             self.on_change(changed)
@@ -109,6 +156,20 @@ def _version(if_match: str | None) -> int:
     if not value.isdigit():
         raise HTTPException(428, "state the card version you edited: 'If-Match: <version>' (GET the card to see it)")
     return int(value)
+
+
+def _one_evaluation(ops: CardOps) -> None:
+    if not ops.eval_lock.acquire(blocking=False):
+        raise HTTPException(429, "another evaluation is running; try again when it is done", headers={"Retry-After": "10"})
+
+
+def _split(ops: CardOps, split: str) -> list[EvalQuery]:
+    try:
+        return ops.queries(split)
+    except SplitError as exc:
+        raise HTTPException(400, str(exc)) from None
+    except QueryFileError as exc:
+        raise HTTPException(404, f"split '{split}' has no queries for '{ops.store.base.name}': {exc}") from None
 
 
 def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
@@ -174,6 +235,28 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
             raise HTTPException(400, str(exc)) from None
         return {"from": a, "to": b, "lines": [line for c in changes for line in c.lines()]}
 
+    @api.post("/tools/reload-module/{module}")
+    def reload_module(module: str, authorization: str | None = Header(None),
+                      ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
+        """Re-import a module of the agent's tools and swap in its new functions (same names, same cards)."""
+        token = _token_id(authorization)
+        if ops.registry is None:
+            raise HTTPException(503, "this server has no tool registry (the agent was built without a ToolRouter)")
+        try:
+            name = ops.registry.resolve_module(module)
+        except UnknownModule as exc:
+            raise HTTPException(404, str(exc)) from None
+        with ops.lock:
+            before = ops.registry.version
+            try:
+                change = ops.registry.reload_module(name)
+            except RegistryError as exc:
+                raise HTTPException(422, str(exc)) from None
+            ops.audit(token, ",".join(change.tools), "reload_module", before, ops.registry.version,
+                      [f"reloaded {name}", *change.warnings])
+        return {"module": name, "tools": change.tools, "registry_version": ops.registry.version,
+                "warnings": change.warnings, "seconds": round(change.seconds, 4)}
+
     @api.post("/tools/{name}/rollback")
     def rollback(name: str, body: Rollback, if_match: str | None = Header(None),
                  authorization: str | None = Header(None),
@@ -214,6 +297,57 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
     def route(body: RouteRequest, ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
         return ops.router.route(body.query).to_dict(body.k)
 
+    @api.post("/eval")
+    def evaluate(body: EvalRequest, ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
+        """The live router on a split; with `edit`, also on a copy with the edit applied (nothing saved)."""
+        queries = _split(ops, body.split)
+        catalog, after = ops.router.catalog, None
+        if body.edit is not None:
+            known(ops, body.edit.tool)
+            try:
+                after = ops.pending(body.edit.tool, body.edit.changes)
+            except CatalogError as exc:
+                raise HTTPException(422, exc.problems) from None
+            except CardStoreError as exc:
+                raise HTTPException(422, str(exc)) from None
+        _one_evaluation(ops)
+        try:
+            report = quick_test(ops.router, queries, body.split, body.k, after)
+        except SplitError as exc:
+            raise HTTPException(400, str(exc)) from None
+        finally:
+            ops.eval_lock.release()
+        if ops.router.catalog is not catalog:
+            raise HTTPException(409, "the cards changed while the split was being routed; run the evaluation again")
+        if body.edit is not None:
+            report["edit"] = {"tool": body.edit.tool, "changes": body.edit.changes,
+                              "diff": [line for c in _changes(catalog, after, body.edit.tool)
+                                       for line in (f"{c.card}.{c.field}", *c.lines())]}
+        return report
+
+    @api.post("/proposals")
+    def proposals(body: ProposalRequest, authorization: str | None = Header(None),
+                  ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
+        """LLM-proposed card edits for the split's failures, each measured on it. Nothing is saved: accept
+        one with `PUT /api/tools/{tool}/card` (its field with the line appended)."""
+        _token_id(authorization)
+        llm = ops.chat_model()
+        if llm is None:
+            raise HTTPException(503, "this server has no LLM to propose card edits with")
+        try:
+            require_tuning_split(body.split, "card proposals")  # before the test file is even read
+        except SplitError as exc:
+            raise HTTPException(400, str(exc)) from None
+        queries = _split(ops, body.split)
+        _one_evaluation(ops)
+        try:
+            return analyse_failures(ops.router, queries, llm, body.split, body.k, body.max,
+                                    guard_queries=ops.eval_queries(), apply=ops.pending)
+        except SplitError as exc:
+            raise HTTPException(400, str(exc)) from None
+        finally:
+            ops.eval_lock.release()
+
     @api.get("/stats")
     def stats(ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
         report = ops.router.build_report
@@ -221,6 +355,13 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
                 "removed": sorted(ops.removed), "arm": ops.router.arm,
                 "last_build": None if report is None else {"collection": report.collection, "seconds": report.seconds,
                                                            "embedded": report.embedded},
-                "last_apply_seconds": ops.last_apply_seconds}
+                "last_apply_seconds": ops.last_apply_seconds,
+                "registry_version": None if ops.registry is None else ops.registry.version}
 
     return api
+
+
+def _changes(before: Catalog, after: Catalog, tool: str) -> list[FieldChange]:
+    """How `tool`'s card differs between two catalogues, in the store's diff terms."""
+    old, new = card_fields(before.cards[tool]), card_fields(after.cards[tool])
+    return [FieldChange(tool, f, old[f], new[f]) for f in EDITABLE_FIELDS if old[f] != new[f]]
