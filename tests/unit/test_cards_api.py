@@ -211,6 +211,9 @@ def test_proposals_are_measured_on_the_tuning_split_and_nothing_is_saved(tuned):
     assert proposal["effect"]["hit@1"]["before"] == 0.75 and proposal["effect"]["hit@1"]["after"] is not None
     assert {"diff", "ci_low", "ci_high"} <= set(proposal["effect"]["recall@2"])
     assert ops.store.head == 0 and _top1(client) != target
+    accept = proposal["accept"]  # accepting is the normal PUT, made from what the proposal gives
+    saved = client.put(accept["path"], json=accept["body"], headers={"If-Match": str(accept["if_match"]), **_auth()})
+    assert saved.status_code == 200 and saved.json()["card"]["when_to_use"][-1] == "지하철 첫차 몇 시에 다녀?"
 
 
 def test_a_broken_or_copied_proposal_is_skipped_with_its_reason(tuned):

@@ -341,12 +341,22 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
         queries = _split(ops, body.split)
         _one_evaluation(ops)
         try:
-            return analyse_failures(ops.router, queries, llm, body.split, body.k, body.max,
-                                    guard_queries=ops.eval_queries(), apply=ops.pending)
+            report = analyse_failures(ops.router, queries, llm, body.split, body.k, body.max,
+                                      guard_queries=ops.eval_queries(), apply=ops.pending)
         except SplitError as exc:
             raise HTTPException(400, str(exc)) from None
         finally:
             ops.eval_lock.release()
+        for proposal in report["proposals"]:
+            if proposal["skipped"] is None:  # what accepting it takes: the normal PUT of the card
+                card = card_fields(ops.store.card(proposal["tool"]))
+                proposal["accept"] = {
+                    "method": "PUT", "path": f"/api/tools/{proposal['tool']}/card",
+                    "if_match": ops.store.card_version(proposal["tool"]),
+                    "body": {proposal["field"]: [*card[proposal["field"]], proposal["line"]],
+                             "message": f"proposal for {len(proposal['failures'])} {body.split} failure(s) "
+                                        f"expecting {proposal['expected_tool']}"}}
+        return report
 
     @api.get("/stats")
     def stats(ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
