@@ -1,15 +1,18 @@
 """The admin dashboard in a real headless browser (Debian's chromium driven by Playwright), against the
 served app with its live router (BM25, so no model to load): the operator types the token, runs a quick
 test, adds the query as a `when_to_use` example of a tool that was not top-1, sees the quick test's top-1
-become that tool, looks at the diff, rolls back and sees the old top-1 return; a stale edit gets the
-409 message. The parts of the API still being written (`/api/eval`, `/api/proposals`) are answered by
-the browser's own request routing, to check how the page renders them and when they are missing.
+become that tool, looks at the diff, rolls back and sees the old top-1 return. Then: a stale save gets
+the 409 message, an invalid card its field error, an accepted failure-analysis proposal becomes a real
+edit, and an unregistered tool leaves the list and the quick test. The endpoints still being written
+(`/api/eval`, `/api/proposals`, module reload) are answered by the browser's own request routing, to
+check how the page renders their contract and a server without them.
 Set TOOLROUTE_SCREENSHOT_ADMIN=docs/img/admin.png to refresh the screenshot in the docs."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -131,5 +134,46 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             expect(page.locator("#eval-result")).to_contain_text("<b>청구</b> 어떻게 해?")  # as text, not markup
             page.click("#proposals")
             expect(page.locator("#eval-msg")).to_have_text("이 서버에서는 사용할 수 없는 기능입니다.")
+            page.route("**/api/tools/reload-module/**", lambda route: route.fulfill(status=405, content_type="application/json",
+                                                                                body='{"detail": "Method Not Allowed"}'))
+            page.fill("#module", "underwriting")
+            page.click("#module-form button")
+            expect(page.locator("#module-msg")).to_have_text("이 서버에서는 사용할 수 없는 기능입니다.")
+
+            # A failure-analysis proposal accepted: its line is appended to the card field (a real PUT).
+            line = "면책기간이 아니라 보장 제외 사유를 물으면 → underwriting_exclusions"
+            proposal = [{"tool": target, "field": "when_not_to_use", "line": line, "diff": [f"  + {line}"],
+                         "effect": {"before": {"recall@k": 0.8}, "after": {"recall@k": 0.85}}}]
+            page.unroute("**/api/proposals")
+            page.route("**/api/proposals", lambda route: route.fulfill(status=200, content_type="application/json",
+                                                                       body=json.dumps(proposal, ensure_ascii=False)))
+            page.click("#proposals")
+            item = page.locator(".proposal")
+            expect(item).to_have_count(1)
+            item.locator("button", has_text="채택").click()
+            expect(item.locator(".msg")).to_contain_text("채택했습니다")
+            assert line in httpx.get(f"{admin_page}/api/tools/{target}").json()["card"]["when_not_to_use"]
+            expect(page.locator("#when_not_to_use")).to_have_value(re.compile(re.escape(line)))
+
+            # An invalid card: the field error is shown, nothing saved.
+            version = page.locator("#stat-version").inner_text()
+            page.fill("#purpose", " ")
+            page.click("#save")
+            expect(page.locator("#card-msg")).to_contain_text("입력 오류")
+            expect(page.locator("#card-msg")).to_contain_text("purpose")
+            expect(page.locator("#stat-version")).to_have_text(version)
+
+            # Unregister: enabled only by the tool's exact name; the quick test never returns it after.
+            page.fill("#confirm-name", target[:-1])
+            expect(page.locator("#unregister")).to_be_disabled()
+            page.fill("#confirm-name", target)
+            page.click("#unregister")
+            expect(page.locator("#card-title")).to_have_text(f"등록 해제했습니다: {target} (남은 벡터 0개)")
+            expect(page.locator("#stat-tools")).to_have_text("53")
+            page.fill("#filter", "")
+            expect(page.locator(f'#tools li[data-name="{target}"]')).to_have_count(0)
+            page.click("#route")
+            expect(rows.nth(0)).to_have_attribute("data-name", before)
+            expect(page.locator(f'#ranking tr[data-name="{target}"]')).to_have_count(0)
         finally:
             browser.close()
