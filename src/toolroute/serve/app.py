@@ -1,6 +1,7 @@
 """The served agent: a FastAPI app over the same graph, router and tools the notebooks use.
 
     GET  /                  the chat page (Korean UI)
+    GET  /admin/tools       the admin dashboard (cards, quick test, history, unregister, hot reload)
     GET  /healthz           the process answers
     GET  /readyz            the index is built and the LLM answers (503 until then)
     POST /api/chat          one turn as JSON: answer, tool calls, sources, thread id, token usage
@@ -34,6 +35,7 @@ from starlette.concurrency import run_in_threadpool
 from toolroute.agent.registry import ToolRegistry
 from toolroute.config import data_dir, max_concurrent_turns, max_turn_chars, turn_timeout
 from toolroute.routing import ToolRouter
+from toolroute.serve.admin_page import render_admin_page
 from toolroute.serve.cards_api import CardOps, card_routes
 from toolroute.serve.llm import LLMSupervisor
 from toolroute.serve.logs import LOGGER
@@ -174,6 +176,11 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def page() -> str:
         return render_page(options.domain, _label(), options.max_message_chars)
+
+    @app.get("/admin/tools", response_class=HTMLResponse, include_in_schema=False)
+    async def admin_tools() -> HTMLResponse:
+        # The page holds no secret (the operator types the token); never cache it all the same.
+        return HTMLResponse(render_admin_page(_label()), headers={"Cache-Control": "no-store"})
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:

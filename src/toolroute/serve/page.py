@@ -27,6 +27,7 @@ PAGE = """<!doctype html>
   body {{ font-family: "NanumGothic", "Noto Sans CJK KR", "Malgun Gothic", sans-serif; margin: 0; background: #f4f6f8; color: #1c2733; }}
   header {{ background: #1f4e79; color: #fff; padding: 12px 20px; display: flex; align-items: center; justify-content: space-between; }}
   header h1 {{ font-size: 18px; margin: 0; }}
+  header a {{ color: #fff; margin-right: 12px; font-size: 14px; }}
   main {{ max-width: 860px; margin: 0 auto; padding: 16px; }}
   #log {{ display: flex; flex-direction: column; gap: 12px; min-height: 240px; }}
   .msg {{ border-radius: 10px; padding: 10px 14px; line-height: 1.6; white-space: pre-wrap; }}
@@ -47,7 +48,7 @@ PAGE = """<!doctype html>
 </style>
 </head>
 <body>
-<header><h1>{title}</h1><button id="new" class="secondary" type="button">새 대화</button></header>
+<header><h1>{title}</h1><span><a href="admin/tools">도구 관리</a> <button id="new" class="secondary" type="button">새 대화</button></span></header>
 <main>
   <div id="log" aria-live="polite"></div>
   <form id="ask">

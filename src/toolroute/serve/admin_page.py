@@ -1,0 +1,460 @@
+"""The admin dashboard at `/admin/tools`: server-rendered HTML and a little vanilla JavaScript (no build).
+
+Seed 002's six functions, all over the card API (`toolroute.serve.cards_api`):
+1. overview: tools, vectors, store version and status (`/api/stats`, `/readyz`), the tools with a filter;
+2. card editing: the card in a form, saved with `PUT …/card` (`If-Match`, `Authorization: Bearer`);
+3. history, diff and rollback of the selected card;
+4. quick test: a typed query through `/api/route`, batch recall (`/api/eval`) and failure analysis
+   (`/api/proposals`, a proposal accepted = its line appended to the card field);
+5. unregister, confirmed by typing the tool's name;
+6. hot reload of a tool module (`/api/tools/reload-module/{module}`).
+
+The admin token is typed by the operator and kept in the tab's sessionStorage: the server never puts it
+in the page. Everything from the API reaches the DOM through `textContent`. An endpoint this server
+does not have (404 "Not Found" from the framework, 405) is shown as "not available on this server".
+"""
+
+from __future__ import annotations
+
+import html
+
+PAGE = """<!doctype html>
+<html lang="ko">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{title}}</title>
+<style>
+  body { font-family: "NanumGothic", "Noto Sans CJK KR", "Malgun Gothic", sans-serif; margin: 0; background: #f4f6f8; color: #1c2733; font-size: 14px; }
+  header { background: #1f4e79; color: #fff; padding: 10px 20px; display: flex; align-items: center; gap: 16px; flex-wrap: wrap; }
+  header h1 { font-size: 18px; margin: 0; flex: 1; }
+  header a { color: #fff; }
+  header input { width: 200px; }
+  main { max-width: 1180px; margin: 0 auto; padding: 16px; display: grid; grid-template-columns: 340px 1fr; gap: 16px; }
+  section { background: #fff; border: 1px solid #d5dde5; border-radius: 10px; padding: 12px 16px; }
+  section.wide { grid-column: 1 / -1; }
+  h2 { font-size: 15px; margin: 0 0 10px 0; color: #1f4e79; }
+  h3 { font-size: 14px; margin: 14px 0 6px 0; }
+  .stats { display: grid; grid-template-columns: 1fr 1fr; gap: 6px; margin-bottom: 10px; }
+  .stat { background: #eef3f8; border-radius: 6px; padding: 6px 8px; }
+  .stat b { display: block; font-size: 18px; }
+  #tools { list-style: none; padding: 0; margin: 6px 0 0 0; max-height: 520px; overflow-y: auto; }
+  #tools li { padding: 5px 6px; border-bottom: 1px solid #eef1f4; cursor: pointer; }
+  #tools li:hover, #tools li.selected { background: #e3edf7; }
+  #tools .purpose, .muted { color: #5b6b7b; font-size: 12px; }
+  label { display: block; margin: 8px 0 2px 0; font-weight: bold; font-size: 13px; }
+  input, textarea, select { font: inherit; padding: 5px 7px; border-radius: 6px; border: 1px solid #b8c4d0; box-sizing: border-box; }
+  textarea { width: 100%; min-height: 86px; }
+  #when_to_use { min-height: 150px; }
+  #purpose, #filter, #query { width: 100%; }
+  button { font: inherit; border: 0; border-radius: 6px; padding: 5px 12px; background: #1f4e79; color: #fff; cursor: pointer; margin: 2px 0; }
+  button.light { background: #e8eef4; color: #1f4e79; }
+  button.danger { background: #b00020; }
+  button:disabled { opacity: .45; cursor: default; }
+  .row { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; margin-top: 8px; }
+  .msg { margin-top: 8px; min-height: 1em; }
+  .msg.error { color: #b00020; }
+  .msg.ok { color: #2e7d32; }
+  table { border-collapse: collapse; width: 100%; margin-top: 6px; }
+  th, td { text-align: left; padding: 4px 6px; border-bottom: 1px solid #eef1f4; vertical-align: top; }
+  pre { background: #f7f9fb; border: 1px solid #e1e7ed; border-radius: 6px; padding: 8px; white-space: pre-wrap; margin: 6px 0; }
+  .add { color: #2e7d32; } .del { color: #b00020; }
+  .danger-zone { border-top: 1px dashed #e0b4b4; margin-top: 14px; padding-top: 6px; }
+  .proposal { border: 1px solid #d5dde5; border-radius: 8px; padding: 8px; margin-top: 8px; }
+  .hidden { display: none; }
+</style>
+</head>
+<body>
+<header>
+  <h1>{{title}}</h1>
+  <a href="../">상담 화면</a>
+  <span>관리자 토큰 <input id="token" type="password" autocomplete="off" placeholder="TOOLROUTE_ADMIN_TOKEN"></span>
+  <button id="token-save" class="light" type="button">적용</button>
+  <span id="token-state"></span>
+</header>
+<main>
+  <section>
+    <h2>개요</h2>
+    <div class="stats">
+      <div class="stat">도구 <b id="stat-tools">-</b></div>
+      <div class="stat">벡터 <b id="stat-vectors">-</b></div>
+      <div class="stat">카드 저장소 버전 <b id="stat-version">-</b></div>
+      <div class="stat">상태 <b id="stat-status">-</b></div>
+    </div>
+    <div id="stat-more" class="muted"></div>
+    <div class="row"><button id="refresh" class="light" type="button">새로고침</button></div>
+    <label for="filter">도구 목록</label>
+    <input id="filter" type="search" placeholder="이름이나 설명으로 찾기">
+    <ul id="tools"></ul>
+  </section>
+
+  <section id="card-panel">
+    <h2 id="card-title">카드 편집: 왼쪽에서 도구를 고르세요</h2>
+    <form id="card-form" class="hidden">
+      <div id="card-meta" class="muted"></div>
+      <label for="purpose">목적 (purpose)</label>
+      <input id="purpose">
+      <label for="when_to_use">사용할 때 (when_to_use, 한 줄에 하나)</label>
+      <textarea id="when_to_use"></textarea>
+      <label for="when_not_to_use">사용하지 않을 때 (when_not_to_use, 한 줄에 하나)</label>
+      <textarea id="when_not_to_use"></textarea>
+      <label for="tags">태그 (쉼표로 구분)</label>
+      <input id="tags" style="width: 100%">
+      <label for="message">변경 사유</label>
+      <input id="message" style="width: 100%" placeholder="예: 면책기간 질문을 이 도구로">
+      <div class="row">
+        <button id="save" type="submit">저장</button>
+        <button id="reload-card" class="light hidden" type="button">최신 카드 다시 불러오기</button>
+      </div>
+      <div id="card-msg" class="msg" role="status"></div>
+
+      <h3>이력</h3>
+      <table><thead><tr><th>버전</th><th>종류</th><th>시각</th><th>작성자</th><th>사유</th><th></th></tr></thead>
+        <tbody id="history"></tbody></table>
+      <pre id="diff" class="hidden"></pre>
+
+      <div class="danger-zone">
+        <h3>등록 해제</h3>
+        <div class="muted">실행 중인 라우터에서 이 도구를 뺍니다 (재시작하면 돌아옵니다). 확인을 위해 도구 이름을 입력하세요.</div>
+        <div class="row">
+          <input id="confirm-name" autocomplete="off">
+          <button id="unregister" class="danger" type="button" disabled>등록 해제</button>
+        </div>
+      </div>
+    </form>
+  </section>
+
+  <section class="wide">
+    <h2>퀵 테스트</h2>
+    <form id="route-form" class="row">
+      <input id="query" placeholder="고객 질문을 입력하세요" style="flex: 1">
+      <label for="k" style="margin: 0">k</label><input id="k" type="number" min="1" max="20" value="5" style="width: 60px">
+      <button id="route" type="submit">라우팅</button>
+    </form>
+    <div id="route-decision" class="msg"></div>
+    <table id="ranking-table" class="hidden"><thead><tr><th>순위</th><th>도구</th><th>점수</th></tr></thead>
+      <tbody id="ranking"></tbody></table>
+    <div class="row">
+      <button id="eval" class="light" type="button">일괄 재현율 (dev, k=5)</button>
+      <button id="proposals" class="light" type="button">실패 분석 (tune, 최대 3건)</button>
+    </div>
+    <div id="eval-msg" class="msg"></div>
+    <div id="eval-result"></div>
+    <div id="proposal-list"></div>
+  </section>
+
+  <section class="wide">
+    <h2>모듈 핫 리로드</h2>
+    <form id="module-form" class="row">
+      <input id="module" placeholder="모듈 이름 (예: claim)">
+      <button type="submit">다시 불러오기</button>
+    </form>
+    <div id="module-msg" class="msg"></div>
+  </section>
+</main>
+<script>
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = String(text); return e; };
+  const TOKEN_KEY = "toolroute-admin-token";
+  let tools = [], current = null, lastQuery = "", routeSeq = 0;
+
+  // ----- the API ---------------------------------------------------------------------------
+  const call = async (method, path, body, version) => {
+    const headers = {};
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (method !== "GET" && token) headers["Authorization"] = "Bearer " + token;
+    if (version !== undefined) headers["If-Match"] = String(version);
+    try {
+      const response = await fetch("../" + path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
+      const data = await response.json().catch(() => null);
+      return {status: response.status, ok: response.ok, data};
+    } catch (err) {
+      return {status: 0, ok: false, data: null};
+    }
+  };
+  const detailText = (data) => {
+    const detail = data && data.detail !== undefined ? data.detail : data;
+    if (Array.isArray(detail)) {
+      return detail.map(d => typeof d === "string" ? d
+        : (d.loc || []).filter(p => p !== "body").join(".") + ": " + (d.msg || JSON.stringify(d))).join(" / ");
+    }
+    return typeof detail === "string" ? detail : JSON.stringify(detail);
+  };
+  const missing = (r) => r.status === 405 || (r.status === 404 && r.data && r.data.detail === "Not Found");
+  const explain = (r) => {
+    if (r.status === 0) return "서버에 연결할 수 없습니다.";
+    if (missing(r)) return "이 서버에서는 사용할 수 없는 기능입니다.";
+    if (r.status === 401) return "관리자 토큰이 올바르지 않습니다. 위쪽의 토큰을 확인해 주세요.";
+    if (r.status === 403) return "이 서버는 카드 수정이 꺼져 있습니다 (서버에 TOOLROUTE_ADMIN_TOKEN이 설정되지 않음).";
+    if (r.status === 409) return "다른 사람이 이 카드를 먼저 수정했습니다. 최신 카드를 다시 불러온 뒤 다시 수정해 주세요.";
+    if (r.status === 422) return "입력 오류: " + detailText(r.data);
+    if (r.status === 428) return "카드 버전을 알 수 없습니다. 카드를 다시 불러와 주세요.";
+    if (r.status === 503) return "에이전트가 아직 준비 중입니다. 잠시 후 다시 시도해 주세요.";
+    return "오류 (" + r.status + "): " + detailText(r.data);
+  };
+  const say = (box, text, kind) => { box.textContent = text; box.className = "msg " + (kind || ""); };
+  const fmt = (v) => typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : (v === null || v === undefined ? "-" : String(v));
+  const lines = (text) => text.split("\\n").map(s => s.trim()).filter(Boolean);
+
+  // ----- the token (this tab only) -------------------------------------------------------------
+  const showToken = () => { $("token-state").textContent = sessionStorage.getItem(TOKEN_KEY) ? "토큰 적용됨 (이 탭에서만)" : "토큰 없음: 조회만 가능"; };
+  $("token").value = sessionStorage.getItem(TOKEN_KEY) || "";
+  $("token-save").addEventListener("click", () => {
+    const value = $("token").value.trim();
+    if (value) sessionStorage.setItem(TOKEN_KEY, value); else sessionStorage.removeItem(TOKEN_KEY);
+    showToken();
+  });
+  $("token").addEventListener("keydown", e => { if (e.key === "Enter") { e.preventDefault(); $("token-save").click(); } });
+  showToken();
+
+  // ----- 1. overview -------------------------------------------------------------------------
+  const refresh = async () => {
+    const [stats, ready, list] = await Promise.all([call("GET", "api/stats"), call("GET", "readyz"), call("GET", "api/tools")]);
+    $("stat-status").textContent = ready.data && ready.data.ready ? "정상" : (ready.data && ready.data.index ? "LLM 응답 없음" : "준비 중");
+    if (stats.ok) {
+      const s = stats.data;
+      $("stat-tools").textContent = fmt(s.tools); $("stat-vectors").textContent = fmt(s.vectors); $("stat-version").textContent = fmt(s.store_version);
+      const more = ["검색 방식 " + fmt(s.arm)];
+      if (s.last_build) more.push("마지막 색인 " + fmt(s.last_build.seconds) + "초");
+      if (s.last_apply_seconds !== null && s.last_apply_seconds !== undefined) more.push("마지막 반영 " + fmt(s.last_apply_seconds) + "초");
+      if (s.removed && s.removed.length) more.push("해제됨: " + s.removed.join(", "));
+      $("stat-more").textContent = more.join(" · ");
+    } else {
+      $("stat-more").textContent = explain(stats);
+    }
+    if (list.ok) { tools = list.data; showTools(); }
+    if (stats.status === 503) setTimeout(refresh, 3000);
+  };
+  const showTools = () => {
+    const needle = $("filter").value.trim().toLowerCase();
+    const ul = $("tools"); ul.replaceChildren();
+    for (const t of tools) {
+      if (needle && !(t.name + " " + (t.purpose || "")).toLowerCase().includes(needle)) continue;
+      const li = el("li"); li.dataset.name = t.name;
+      if (current && current.name === t.name) li.classList.add("selected");
+      li.append(el("div", "", t.name + " (v" + t.version + ")"), el("div", "purpose", t.purpose || ""));
+      li.addEventListener("click", () => loadCard(t.name));
+      ul.appendChild(li);
+    }
+  };
+  $("filter").addEventListener("input", showTools);
+  $("refresh").addEventListener("click", refresh);
+
+  // ----- 2. card editing -----------------------------------------------------------------------
+  const loadCard = async (name, keepMessage) => {
+    const r = await call("GET", "api/tools/" + encodeURIComponent(name));
+    if (!r.ok) { say($("card-msg"), explain(r), "error"); return; }
+    current = r.data;
+    const c = current.card;
+    $("card-title").textContent = "카드 편집: " + current.name;
+    $("card-meta").textContent = "카드 버전 " + current.version + " · 벡터 " + current.vectors + "개";
+    $("purpose").value = c.purpose || "";
+    $("when_to_use").value = (c.when_to_use || []).join("\\n");
+    $("when_not_to_use").value = (c.when_not_to_use || []).join("\\n");
+    $("tags").value = (c.tags || []).join(", ");
+    $("message").value = ""; $("confirm-name").value = ""; $("unregister").disabled = true;
+    $("reload-card").classList.add("hidden"); $("diff").classList.add("hidden");
+    if (!keepMessage) say($("card-msg"), "");
+    $("card-form").classList.remove("hidden");
+    showTools();
+    await loadHistory();
+  };
+  const afterWrite = async (text) => {
+    await loadCard(current.name, true);
+    say($("card-msg"), text, "ok");
+    await refresh();
+    if (lastQuery) await runRoute(lastQuery);  // the quick test shows the edit's effect at once
+  };
+  $("card-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (!current) return;
+    const form = {purpose: $("purpose").value.trim(), when_to_use: lines($("when_to_use").value),
+                  when_not_to_use: lines($("when_not_to_use").value),
+                  tags: $("tags").value.split(/[,\\n]/).map(s => s.trim()).filter(Boolean)};
+    const body = {};
+    for (const [field, value] of Object.entries(form)) {
+      if (JSON.stringify(value) !== JSON.stringify(current.card[field] || (field === "purpose" ? "" : []))) body[field] = value;
+    }
+    if (!Object.keys(body).length) { say($("card-msg"), "바뀐 내용이 없습니다."); return; }
+    body.message = $("message").value.trim();
+    $("save").disabled = true;
+    const r = await call("PUT", "api/tools/" + encodeURIComponent(current.name) + "/card", body, current.version);
+    $("save").disabled = false;
+    if (r.ok) { await afterWrite("저장했습니다: 카드 버전 " + r.data.version + " (라우터 반영 " + fmt(r.data.applied_seconds) + "초)"); return; }
+    say($("card-msg"), explain(r), "error");
+    if (r.status === 409) $("reload-card").classList.remove("hidden");
+  });
+  $("reload-card").addEventListener("click", () => current && loadCard(current.name));
+
+  // ----- 3. history, diff, rollback ------------------------------------------------------------
+  const loadHistory = async () => {
+    const body = $("history"); body.replaceChildren();
+    const r = await call("GET", "api/tools/" + encodeURIComponent(current.name) + "/history");
+    if (!r.ok) { body.appendChild(el("tr")).appendChild(el("td", "", explain(r))); return; }
+    const rows = [...r.data].reverse().concat([{version: 0, kind: "원본", time: "", author: "YAML", message: "작성된 그대로"}]);
+    for (const v of rows) {
+      const tr = el("tr"); tr.dataset.version = v.version;
+      const kind = v.kind === "edit" ? "수정" : v.kind === "rollback" ? "되돌림" : v.kind;
+      tr.append(el("td", "", v.version), el("td", "", kind), el("td", "", v.time), el("td", "", v.author), el("td", "", v.message));
+      const actions = el("td");
+      if (v.version > 0) {
+        const diff = el("button", "light diff", "차이");
+        diff.type = "button"; diff.addEventListener("click", () => showDiff(v.version - 1, v.version));
+        actions.appendChild(diff);
+      }
+      if (v.version !== current.version) {
+        const back = el("button", "light rollback", "이 버전으로 되돌리기");
+        back.type = "button"; back.addEventListener("click", () => rollback(v.version));
+        actions.appendChild(back);
+      }
+      tr.appendChild(actions); body.appendChild(tr);
+    }
+  };
+  const showDiff = async (from, to) => {
+    const pre = $("diff"); pre.replaceChildren(); pre.classList.remove("hidden");
+    const r = await call("GET", "api/tools/" + encodeURIComponent(current.name) + "/diff?from=" + from + "&to=" + to);
+    if (!r.ok) { pre.textContent = explain(r); return; }
+    pre.appendChild(el("div", "muted", "버전 " + r.data.from + " → " + r.data.to));
+    if (!r.data.lines.length) pre.appendChild(el("div", "", "차이 없음"));
+    for (const line of r.data.lines) pre.appendChild(el("div", line.trim().startsWith("+") ? "add" : line.trim().startsWith("-") ? "del" : "", line));
+  };
+  const rollback = async (to) => {
+    const r = await call("POST", "api/tools/" + encodeURIComponent(current.name) + "/rollback", {to}, current.version);
+    if (r.ok) { await afterWrite("버전 " + to + "(으)로 되돌렸습니다: 카드 버전 " + r.data.version); return; }
+    say($("card-msg"), explain(r), "error");
+    if (r.status === 409) $("reload-card").classList.remove("hidden");
+  };
+
+  // ----- 5. unregister -------------------------------------------------------------------------
+  $("confirm-name").addEventListener("input", () => { $("unregister").disabled = !current || $("confirm-name").value.trim() !== current.name; });
+  $("unregister").addEventListener("click", async () => {
+    const name = current.name;
+    const r = await call("DELETE", "api/tools/" + encodeURIComponent(name));
+    if (!r.ok) { say($("card-msg"), explain(r), "error"); return; }
+    current = null;
+    $("card-form").classList.add("hidden");
+    $("card-title").textContent = "등록 해제했습니다: " + name + " (남은 벡터 " + r.data.vectors + "개)";
+    await refresh();
+  });
+
+  // ----- 4. quick test -------------------------------------------------------------------------
+  const runRoute = async (query) => {
+    const seq = ++routeSeq;
+    const k = Math.max(1, Math.min(20, parseInt($("k").value, 10) || 5));
+    const r = await call("POST", "api/route", {query, k});
+    if (seq !== routeSeq) return;  // a newer test was started
+    const body = $("ranking"); body.replaceChildren();
+    if (!r.ok) { say($("route-decision"), explain(r), "error"); $("ranking-table").classList.add("hidden"); return; }
+    const p = r.data.call_probability;
+    say($("route-decision"), (r.data.no_call ? "판정: 도구 호출 안 함" : "판정: 도구 호출") + (p === null || p === undefined ? "" : " (호출 확률 " + fmt(p) + ")"));
+    r.data.tools.forEach((t, i) => {
+      const tr = el("tr"); tr.dataset.name = t.name;
+      tr.append(el("td", "", i + 1), el("td", "", t.name), el("td", "", fmt(t.score)));
+      tr.addEventListener("click", () => loadCard(t.name));
+      body.appendChild(tr);
+    });
+    $("ranking-table").classList.remove("hidden");
+    $("ranking-table").dataset.query = query;
+  };
+  $("route-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const query = $("query").value.trim();
+    if (query) { lastQuery = query; runRoute(query); }
+  });
+
+  const metricsTable = (runs) => {
+    const names = ["recall@k", "hit@1", "mrr", "no_call_accuracy"];
+    const table = el("table"), head = el("tr");
+    head.append(el("th", "", ""), ...names.map(n => el("th", "", n)));
+    table.appendChild(head);
+    for (const [label, m] of runs) {
+      if (!m || typeof m !== "object") continue;
+      const tr = el("tr"); tr.append(el("td", "", label), ...names.map(n => el("td", "", fmt(m[n])))); table.appendChild(tr);
+    }
+    return table;
+  };
+  $("eval").addEventListener("click", async () => {
+    const out = $("eval-result"); out.replaceChildren();
+    say($("eval-msg"), "평가 중…");
+    const r = await call("POST", "api/eval", {split: "dev", k: 5});
+    if (!r.ok) { say($("eval-msg"), explain(r), "error"); return; }
+    const d = r.data || {};
+    say($("eval-msg"), "일괄 재현율: " + fmt(d.split) + " 분할, 질문 " + fmt(d.n) + "개", "ok");
+    out.appendChild(metricsTable([["이전", d.before], ["이후", d.after]]));
+    if (d.paired) out.appendChild(el("pre", "", "대응 비교: " + JSON.stringify(d.paired)));
+    const perTool = Array.isArray(d.per_tool) ? [...d.per_tool].sort((a, b) => (a.recall ?? 1) - (b.recall ?? 1)).slice(0, 8) : [];
+    if (perTool.length) {
+      out.appendChild(el("h3", "", "재현율이 낮은 도구"));
+      const t = el("table"); t.appendChild(el("tr")).append(el("th", "", "도구"), el("th", "", "질문 수"), el("th", "", "재현율"));
+      for (const p of perTool) t.appendChild(el("tr")).append(el("td", "", p.tool), el("td", "", fmt(p.n)), el("td", "", fmt(p.recall)));
+      out.appendChild(t);
+    }
+    const failures = Array.isArray(d.failures) ? d.failures.slice(0, 10) : [];
+    if (failures.length) {
+      out.appendChild(el("h3", "", "실패한 질문 (최대 10개)"));
+      const t = el("table"); t.appendChild(el("tr")).append(el("th", "", "질문"), el("th", "", "정답"), el("th", "", "결과"));
+      const list = (v) => Array.isArray(v) ? v.join(", ") : fmt(v);
+      for (const f of failures) t.appendChild(el("tr")).append(el("td", "", f.query), el("td", "", list(f.expected)), el("td", "", list(f.got)));
+      out.appendChild(t);
+    }
+  });
+
+  $("proposals").addEventListener("click", async () => {
+    const box = $("proposal-list"); box.replaceChildren();
+    say($("eval-msg"), "실패 분석 중… (LLM이 카드 수정안을 만듭니다)");
+    const r = await call("POST", "api/proposals", {split: "tune", max: 3});
+    if (!r.ok) { say($("eval-msg"), explain(r), "error"); return; }
+    const items = Array.isArray(r.data) ? r.data : (r.data && Array.isArray(r.data.proposals) ? r.data.proposals : []);
+    say($("eval-msg"), "수정 제안 " + items.length + "건 (tune 분할에서 측정)", "ok");
+    for (const p of items) {
+      const div = el("div", "proposal");
+      div.appendChild(el("div", "", p.tool + " · " + p.field + ": " + p.line));
+      const pre = el("pre");
+      for (const line of (p.diff || [])) pre.appendChild(el("div", String(line).trim().startsWith("+") ? "add" : String(line).trim().startsWith("-") ? "del" : "", line));
+      div.appendChild(pre);
+      if (p.effect) div.appendChild(metricsTable([["이전", p.effect.before], ["이후", p.effect.after]]));
+      const accept = el("button", "", "채택"), reject = el("button", "light", "거절"), msg = el("span", "msg");
+      accept.type = reject.type = "button";
+      accept.addEventListener("click", async () => {
+        const card = await call("GET", "api/tools/" + encodeURIComponent(p.tool));
+        if (!card.ok) { say(msg, explain(card), "error"); return; }
+        const items = [...(card.data.card[p.field] || [])];
+        if (!items.includes(p.line)) items.push(p.line);
+        const w = await call("PUT", "api/tools/" + encodeURIComponent(p.tool) + "/card",
+                             {[p.field]: items, message: "실패 분석 제안 채택"}, card.data.version);
+        if (!w.ok) { say(msg, explain(w), "error"); return; }
+        say(msg, "채택했습니다: 카드 버전 " + w.data.version, "ok"); accept.disabled = reject.disabled = true;
+        if (current && current.name === p.tool) await loadCard(p.tool, true);
+        await refresh();
+      });
+      reject.addEventListener("click", () => div.remove());
+      div.append(accept, reject, msg);
+      box.appendChild(div);
+    }
+  });
+
+  // ----- 6. module hot reload ------------------------------------------------------------------
+  $("module-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const module = $("module").value.trim();
+    if (!module) return;
+    say($("module-msg"), "다시 불러오는 중…");
+    const r = await call("POST", "api/tools/reload-module/" + encodeURIComponent(module));
+    if (!r.ok) { say($("module-msg"), explain(r), "error"); return; }
+    say($("module-msg"), "다시 불러왔습니다: " + JSON.stringify(r.data), "ok");
+    await refresh();
+  });
+
+  refresh();
+})();
+</script>
+</body>
+</html>
+"""
+
+
+def render_admin_page(label: str) -> str:
+    """The dashboard of one domain. It holds no secret: the operator types the admin token in the page."""
+    return PAGE.replace("{{title}}", html.escape(f"toolroute · {label} 도구 관리"))
