@@ -208,7 +208,10 @@ def turn_events(agent: Any, question: str, thread_id: str | None = None, cancel:
     tools_sent = 0
     answer: str | None = None
     stopped: str | None = None
-    stream = agent.graph.stream({"messages": [HumanMessage(question)]}, config, stream_mode=["updates", "messages"])
+    # durability="exit": the turn is checkpointed once, when it ends (answered, failed or cancelled),
+    # not after every node: concurrent turns then share the SQLite writer once per turn, not per node
+    stream = agent.graph.stream({"messages": [HumanMessage(question)]}, config, stream_mode=["updates", "messages"],
+                                durability="exit")
     try:
         for mode, payload in stream:
             if deadline is not None and time.monotonic() > deadline:
