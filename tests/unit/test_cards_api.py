@@ -101,6 +101,36 @@ def test_an_unregistered_tool_never_comes_back_in_a_route(app):
     assert client.get("/api/stats").json()["tools"] == 2
 
 
+def test_an_unregistration_survives_a_restart_and_register_brings_the_tool_back(app, chroma):
+    client, ops = app
+    gone = client.delete("/api/tools/bus_arrival", params={"message": "노선 폐지"}, headers={"If-Match": "0", **_auth()})
+    assert gone.status_code == 200 and gone.json()["version"] == 1
+    assert client.delete("/api/tools/bus_arrival", headers=_auth()).status_code == 404  # gone already
+    # a restarted server: a new store and router on the same files
+    store = CardStore(ops.store.catalog_dir, ops.store.path)
+    assert "bus_arrival" not in store.catalog() and store.unregistered() == ["bus_arrival"]
+    restarted = CardOps(build_router(RouterConfig(embedder=HashEmbedder(), dev=None), store.catalog(), chroma,
+                                     progress=False, no_call="none"), store, audit_path=ops.audit_path)
+    api = FastAPI()
+    api.include_router(card_routes(lambda: restarted))
+    again = TestClient(api)
+    assert "bus_arrival" not in [t["name"] for t in again.get("/api/tools").json()]
+    assert again.get("/api/tools/bus_arrival").status_code == 404
+    history = again.get("/api/tools/bus_arrival/history").json()
+    assert [(h["kind"], h["message"]) for h in history] == [("unregister", "노선 폐지")]
+    assert again.get("/api/tools/bus_arrival/diff", params={"from": 0, "to": 1}).json()["lines"] == [
+        "  - registered", "  + unregistered"]
+    assert again.post("/api/tools/bus_arrival/register", headers={"If-Match": "0", **_auth()}).status_code == 409
+    back = again.post("/api/tools/bus_arrival/register", headers={"If-Match": "1", **_auth()})
+    assert back.status_code == 200 and back.json()["version"] == 2 and back.json()["vectors"] == 5
+    assert "bus_arrival" in [t["name"] for t in again.post("/api/route", json={"query": "143번 버스 언제 와", "k": 1}).json()["tools"]]
+    assert again.post("/api/tools/bus_arrival/register", headers=_auth()).status_code == 409  # registered already
+    assert "bus_arrival" in CardStore(ops.store.catalog_dir, ops.store.path).catalog()
+    audit = [json.loads(line) for line in ops.audit_path.read_text(encoding="utf-8").splitlines()]
+    assert [(a["action"], a["version_before"], a["version_after"]) for a in audit] == [("unregister", 0, 1),
+                                                                                       ("register", 1, 2)]
+
+
 def test_two_edits_of_one_card_from_two_clients_one_wins_one_gets_409(app):
     client, ops = app
     codes, start = [], threading.Barrier(2)
