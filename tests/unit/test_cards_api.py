@@ -146,3 +146,30 @@ def test_two_edits_of_one_card_from_two_clients_one_wins_one_gets_409(app):
     for t in threads:
         t.join()
     assert sorted(codes) == [200, 409] and ops.store.head == 1
+    history = client.get("/api/tools/weather_now/history").json()
+    assert len(history) == 1  # exactly one new version: the winner's, nothing lost or doubled
+    assert client.get("/api/tools/weather_now").json()["card"]["purpose"] in ("현재 날씨 A", "현재 날씨 B")
+
+
+def test_two_servers_on_one_card_store_cannot_both_win(app, chroma):
+    """Two processes' CardOps (each its own lock) share the store file: its file lock and version check decide."""
+    client, ops = app
+    other = CardOps(build_router(RouterConfig(embedder=HashEmbedder(), dev=None), ops.store.catalog(), chroma,
+                                 progress=False, no_call="none"), CardStore(ops.store.catalog_dir, ops.store.path),
+                    audit_path=ops.audit_path)
+    api = FastAPI()
+    api.include_router(card_routes(lambda: other))
+    clients, codes, start = [client, TestClient(api)], [], threading.Barrier(2)
+
+    def edit(i):
+        start.wait()
+        codes.append(clients[i].put("/api/tools/bus_arrival/card", json={"tags": ["교통", f"서버{i}"]},
+                                    headers={"If-Match": "0", **_auth()}).status_code)
+
+    threads = [threading.Thread(target=edit, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(codes) == [200, 409]
+    assert [v.number for v in CardStore(ops.store.catalog_dir, ops.store.path).history("bus_arrival")] == [1]
