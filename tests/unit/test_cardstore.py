@@ -260,3 +260,13 @@ def test_cli_edit_history_diff_rollback(store, capsys):
     assert main(["cards", "rollback", "5", *args]) == 2
     assert "no version 5" in capsys.readouterr().err
     assert main(["cards", "rollback", "0", *args]) == 0 and store.head == 2
+
+
+def test_cli_unregister_and_register(store, capsys):
+    args = ["--catalog", str(store.catalog_dir), "--store", str(store.path)]
+    assert main(["cards", "unregister", "bus_arrival", "--expect-version", "0", "-m", "노선 폐지", *args]) == 0
+    assert "bus_arrival" not in store.catalog() and "unregistered" in capsys.readouterr().out
+    assert main(["cards", "history", "bus_arrival", *args]) == 0
+    assert "unregister" in capsys.readouterr().out
+    assert main(["cards", "register", "bus_arrival", "--expect-version", "0", *args]) == 2  # stale
+    assert main(["cards", "register", "bus_arrival", *args]) == 0 and "bus_arrival" in store.catalog()
