@@ -153,7 +153,7 @@ def cmd_cards_history(args) -> int:
     versions = store.history(args.name)
     print(f"{store.path}: {len(versions)} version(s); 0 is the YAML in {store.catalog_dir}")
     for v in versions:
-        print(f"  {v.number:>4}  {v.time}  {v.author:<12} {v.kind:<8} {', '.join(v.cards)}  {v.message}")
+        print(f"  {v.number:>4}  {v.time}  {v.author:<12} {v.kind:<10} {', '.join({**v.cards, **v.registered})}  {v.message}")
     return 0
 
 
@@ -164,6 +164,15 @@ def cmd_cards_diff(args) -> int:
     for change in changes:
         print(f"{change.card}.{change.field}")
         print("\n".join(change.lines()))
+    return 0
+
+
+def cmd_cards_registration(args) -> int:
+    """`cards unregister NAME` / `cards register NAME`: a tool out of (or back into) every catalogue."""
+    store = _card_store(args)
+    change = store.register if args.cards_command == "register" else store.unregister
+    version = change(args.name, args.expect_version, author=args.author, message=args.message)
+    print(f"{store.path}: version {version.number} saved ({args.name} {version.kind}ed, by {version.author})")
     return 0
 
 
@@ -347,6 +356,15 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("b", type=int, nargs="?")
     store_options(d)
     d.set_defaults(func=cmd_cards_diff)
+    for command, text in (("unregister", "take a tool out of routing (a new version; its card is kept)"),
+                          ("register", "put an unregistered tool back into routing (a new version)")):
+        g = cards_sub.add_parser(command, help=text)
+        g.add_argument("name")
+        g.add_argument("--expect-version", type=int, default=None, help="refused if the card changed since")
+        g.add_argument("--author")
+        g.add_argument("-m", "--message", default="")
+        store_options(g)
+        g.set_defaults(func=cmd_cards_registration)
     r = cards_sub.add_parser("rollback", help="a new version equal to an earlier one")
     r.add_argument("version", type=int)
     r.add_argument("--author")

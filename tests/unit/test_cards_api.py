@@ -128,6 +128,36 @@ def test_an_unregistered_tool_never_comes_back_in_a_route(app):
     assert client.get("/api/stats").json()["tools"] == 2
 
 
+def test_an_unregistration_survives_a_restart_and_register_brings_the_tool_back(app, chroma):
+    client, ops = app
+    gone = client.delete("/api/tools/bus_arrival", params={"message": "노선 폐지"}, headers={"If-Match": "0", **_auth()})
+    assert gone.status_code == 200 and gone.json()["version"] == 1
+    assert client.delete("/api/tools/bus_arrival", headers=_auth()).status_code == 404  # gone already
+    # a restarted server: a new store and router on the same files
+    store = CardStore(ops.store.catalog_dir, ops.store.path)
+    assert "bus_arrival" not in store.catalog() and store.unregistered() == ["bus_arrival"]
+    restarted = CardOps(build_router(RouterConfig(embedder=HashEmbedder(), dev=None), store.catalog(), chroma,
+                                     progress=False, no_call="none"), store, audit_path=ops.audit_path)
+    api = FastAPI()
+    api.include_router(card_routes(lambda: restarted))
+    again = TestClient(api)
+    assert "bus_arrival" not in [t["name"] for t in again.get("/api/tools").json()]
+    assert again.get("/api/tools/bus_arrival").status_code == 404
+    history = again.get("/api/tools/bus_arrival/history").json()
+    assert [(h["kind"], h["message"]) for h in history] == [("unregister", "노선 폐지")]
+    assert again.get("/api/tools/bus_arrival/diff", params={"from": 0, "to": 1}).json()["lines"] == [
+        "  - registered", "  + unregistered"]
+    assert again.post("/api/tools/bus_arrival/register", headers={"If-Match": "0", **_auth()}).status_code == 409
+    back = again.post("/api/tools/bus_arrival/register", headers={"If-Match": "1", **_auth()})
+    assert back.status_code == 200 and back.json()["version"] == 2 and back.json()["vectors"] == 5
+    assert "bus_arrival" in [t["name"] for t in again.post("/api/route", json={"query": "143번 버스 언제 와", "k": 1}).json()["tools"]]
+    assert again.post("/api/tools/bus_arrival/register", headers=_auth()).status_code == 409  # registered already
+    assert "bus_arrival" in CardStore(ops.store.catalog_dir, ops.store.path).catalog()
+    audit = [json.loads(line) for line in ops.audit_path.read_text(encoding="utf-8").splitlines()]
+    assert [(a["action"], a["version_before"], a["version_after"]) for a in audit] == [("unregister", 0, 1),
+                                                                                       ("register", 1, 2)]
+
+
 def test_two_edits_of_one_card_from_two_clients_one_wins_one_gets_409(app):
     client, ops = app
     codes, start = [], threading.Barrier(2)
@@ -143,6 +173,33 @@ def test_two_edits_of_one_card_from_two_clients_one_wins_one_gets_409(app):
     for t in threads:
         t.join()
     assert sorted(codes) == [200, 409] and ops.store.head == 1
+    history = client.get("/api/tools/weather_now/history").json()
+    assert len(history) == 1  # exactly one new version: the winner's, nothing lost or doubled
+    assert client.get("/api/tools/weather_now").json()["card"]["purpose"] in ("현재 날씨 A", "현재 날씨 B")
+
+
+def test_two_servers_on_one_card_store_cannot_both_win(app, chroma):
+    """Two processes' CardOps (each its own lock) share the store file: its file lock and version check decide."""
+    client, ops = app
+    other = CardOps(build_router(RouterConfig(embedder=HashEmbedder(), dev=None), ops.store.catalog(), chroma,
+                                 progress=False, no_call="none"), CardStore(ops.store.catalog_dir, ops.store.path),
+                    audit_path=ops.audit_path)
+    api = FastAPI()
+    api.include_router(card_routes(lambda: other))
+    clients, codes, start = [client, TestClient(api)], [], threading.Barrier(2)
+
+    def edit(i):
+        start.wait()
+        codes.append(clients[i].put("/api/tools/bus_arrival/card", json={"tags": ["교통", f"서버{i}"]},
+                                    headers={"If-Match": "0", **_auth()}).status_code)
+
+    threads = [threading.Thread(target=edit, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(codes) == [200, 409]
+    assert [v.number for v in CardStore(ops.store.catalog_dir, ops.store.path).history("bus_arrival")] == [1]
 
 
 # ----- the quick test: POST /api/eval --------------------------------------------------------------------

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 
 from pathlib import Path
@@ -10,9 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from toolroute.cards import CatalogError
+from toolroute.cards import CatalogError, open_catalog
 from toolroute.cards.store import CardConflict, CardStore, CardStoreError
 from toolroute.cli import main
+from toolroute.config import ROOT
 from toolroute.evaluation.card_change import eval_change
 from toolroute.queries import EvalQuery
 from toolroute.routing.dense import ToolIndex
@@ -161,6 +165,48 @@ def test_writes_are_atomic_and_leave_no_temp_files(store, monkeypatch):
     assert [p.name for p in store.path.parent.iterdir() if p.suffix == ".tmp"] == []
 
 
+def test_unregistering_is_a_version_that_every_later_catalogue_honours(store, monkeypatch):
+    v1 = store.unregister("weather_forecast", expected_version=0, author="kim", message="예보 서비스 종료")
+    assert (v1.number, v1.kind, v1.registered) == (1, "unregister", {"weather_forecast": False})
+    assert "weather_forecast" not in store.catalog() and store.unregistered() == ["weather_forecast"]
+    assert store.card("weather_forecast").purpose == "며칠 뒤 날씨 예보를 알려준다"  # the card is kept
+    assert store.card_version("weather_forecast") == 1 and not store.is_registered("weather_forecast")
+    assert [v.kind for v in store.history("weather_forecast")] == ["unregister"]
+    assert [(c.card, c.field, c.lines()) for c in store.diff(0, 1)] == [
+        ("weather_forecast", "registered", ["  - registered", "  + unregistered"])]
+    # another process (a new store on the same file), and the effective catalogue every entry point opens
+    assert "weather_forecast" not in CardStore(store.catalog_dir, store.path).catalog()
+    monkeypatch.setenv("TOOLROUTE_CARDSTORE", str(store.path.parent))
+    assert open_catalog(store.catalog_dir).names == ["weather_now", "bus_arrival"]
+    # weather_now still names weather_forecast in when_not_to_use: edits are validated on every card
+    store.edit("weather_now", {"+when_to_use": "지금 우산 필요해?"}, 0)
+    with pytest.raises(CardStoreError, match="already unregistered"):
+        store.unregister("weather_forecast")
+    with pytest.raises(CardConflict, match="at version 1"):
+        store.register("weather_forecast", expected_version=0)
+    v3 = store.register("weather_forecast", expected_version=1, message="재개")
+    assert v3.kind == "register" and open_catalog(store.catalog_dir).names == [c["name"] for c in CARDS]
+    store.rollback(1)  # a rollback restores registration too
+    assert "weather_forecast" not in store.catalog() and "지금 우산 필요해?" not in store.card("weather_now").when_to_use
+    store.rollback(0)
+    assert store.catalog().cards == store.base.cards and store.unregistered() == []
+
+
+def test_the_last_registered_tool_stays(store):
+    store.unregister("weather_now")
+    store.unregister("weather_forecast")
+    with pytest.raises(CardStoreError, match="last registered"):
+        store.unregister("bus_arrival")
+
+
+def test_an_unregistration_holds_in_a_new_process(store, tmp_path):
+    store.unregister("bus_arrival", 0)
+    env = {**os.environ, "TOOLROUTE_CARDSTORE": str(store.path.parent), "PYTHONPATH": str(ROOT / "src")}
+    code = f"from toolroute.cards import open_catalog; print(','.join(open_catalog({str(store.catalog_dir)!r}).names))"
+    names = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True)
+    assert names.stdout.split() == ["weather_now,weather_forecast"]
+
+
 def test_export_writes_yaml_that_loads_as_the_edited_catalogue(store, tmp_path):
     store.edit("bus_arrival", {"+when_to_use": "마을버스 도착 정보 좀"}, 0)
     out = tmp_path / "toolcards" / "exported"
@@ -214,3 +260,13 @@ def test_cli_edit_history_diff_rollback(store, capsys):
     assert main(["cards", "rollback", "5", *args]) == 2
     assert "no version 5" in capsys.readouterr().err
     assert main(["cards", "rollback", "0", *args]) == 0 and store.head == 2
+
+
+def test_cli_unregister_and_register(store, capsys):
+    args = ["--catalog", str(store.catalog_dir), "--store", str(store.path)]
+    assert main(["cards", "unregister", "bus_arrival", "--expect-version", "0", "-m", "노선 폐지", *args]) == 0
+    assert "bus_arrival" not in store.catalog() and "unregistered" in capsys.readouterr().out
+    assert main(["cards", "history", "bus_arrival", *args]) == 0
+    assert "unregister" in capsys.readouterr().out
+    assert main(["cards", "register", "bus_arrival", "--expect-version", "0", *args]) == 2  # stale
+    assert main(["cards", "register", "bus_arrival", *args]) == 0 and "bus_arrival" in store.catalog()

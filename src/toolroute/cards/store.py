@@ -1,8 +1,10 @@
 """CardStore: edits to ToolCards saved as versioned overrides on top of the YAML, with diff and rollback.
 
-The YAML under `toolcards/<domain>/` stays the authored source and is version 0. Every edit or
-rollback adds one version: who, when, why, and the full editable content of each card it touched,
-so any version can be rebuilt, compared with any other, or restored. The override file is
+The YAML under `toolcards/<domain>/` stays the authored source and is version 0. Every edit,
+rollback, unregistration or registration adds one version: who, when, why, the full editable content
+of each card it touched and whether a tool was unregistered (taken out of routing) or registered again,
+so any version can be rebuilt, compared with any other, or restored. `catalog()` is what routes: the
+cards of the registered tools. The override file is
 rewritten atomically (temp file + rename) under a file lock. An edit states the card version it
 was made against; if someone saved a newer version of that card meanwhile, the edit is refused as
 a conflict instead of silently erasing theirs. A corrupt override file stops every read and write with a message naming a backup copy; it is never
@@ -33,6 +35,7 @@ from toolroute.config import cardstore_dir
 EDITABLE_FIELDS = ("purpose", "when_to_use", "when_not_to_use", "tags")
 LIST_FIELDS = ("when_to_use", "when_not_to_use", "tags")
 FORMAT = 1
+KINDS = ("edit", "rollback", "unregister", "register")
 
 
 class CardStoreError(ValueError):
@@ -55,15 +58,20 @@ class Version:
     author: str
     time: str
     message: str
-    kind: str  # "edit" or "rollback"
+    kind: str  # one of KINDS
     cards: dict[str, dict[str, Any] | None]
     based_on: dict[str, int] = field(default_factory=dict)  # card -> the card version the change was made against
+    registered: dict[str, bool] = field(default_factory=dict)  # tool -> False: unregistered here, True: registered again
 
     @classmethod
     def from_dict(cls, data: dict) -> "Version":
+        registered = dict(data.get("registered") or {})
+        if not all(isinstance(v, bool) for v in registered.values()):
+            raise ValueError(f"version {data['number']}: 'registered' maps tool names to true or false")
         version = cls(int(data["number"]), str(data["author"]), str(data["time"]), str(data.get("message", "")),
-                      str(data["kind"]), dict(data["cards"]), {k: int(v) for k, v in (data.get("based_on") or {}).items()})
-        if version.kind not in ("edit", "rollback"):
+                      str(data["kind"]), dict(data["cards"]), {k: int(v) for k, v in (data.get("based_on") or {}).items()},
+                      registered)
+        if version.kind not in KINDS:
             raise ValueError(f"version {version.number}: unknown kind {version.kind!r}")
         for name, fields in version.cards.items():
             if fields is not None and (not isinstance(fields, dict) or set(fields) - set(EDITABLE_FIELDS)):
@@ -81,6 +89,9 @@ class FieldChange:
     after: Any
 
     def lines(self) -> list[str]:
+        if self.field == "registered":  # a tool taken out of routing or put back
+            return [f"  - {'registered' if self.before else 'unregistered'}",
+                    f"  + {'registered' if self.after else 'unregistered'}"]
         if self.field == "purpose":
             return [f"  - {self.before}", f"  + {self.after}"]
         before, after = list(self.before or ()), list(self.after or ())
@@ -188,6 +199,14 @@ class CardStore:
                     state[name] = dict(fields) if fields is not None else card_fields(self.base.cards[name])
         return state
 
+    def _unregistered(self, versions: list[Version], upto: int) -> set[str]:
+        gone: set[str] = set()
+        for v in versions[:upto]:
+            for name, registered in v.registered.items():
+                if name in self.base:
+                    (gone.discard if registered else gone.add)(name)
+        return gone
+
     def _catalog_from(self, state: dict[str, dict[str, Any]], where: str) -> Catalog:
         cards, problems = {}, []
         for name, fields in state.items():
@@ -200,33 +219,58 @@ class CardStore:
         return self.base.derived(cards=cards, sources=dict(self.base.sources))
 
     def catalog(self, version: int | None = None) -> Catalog:
-        """The catalogue as of `version` (default: the newest), ready for a ToolRouter."""
+        """The catalogue as of `version` (default: the newest) that routes: unregistered tools left out."""
+        versions = self.versions()
+        upto = self._check_version(version, versions)
+        catalog = self._catalog_from(self._state(versions, upto), f"{self.path} version {upto}")
+        gone = self._unregistered(versions, upto)
+        return catalog.derived(cards={n: c for n, c in catalog.cards.items() if n not in gone}) if gone else catalog
+
+    def all_cards(self, version: int | None = None) -> Catalog:
+        """Every card as of `version`, the unregistered tools' too (for reading and exporting them)."""
         versions = self.versions()
         upto = self._check_version(version, versions)
         return self._catalog_from(self._state(versions, upto), f"{self.path} version {upto}")
 
+    def unregistered(self, version: int | None = None) -> list[str]:
+        """The tools taken out of routing as of `version` (default: the newest), in catalogue order."""
+        versions = self.versions()
+        gone = self._unregistered(versions, self._check_version(version, versions))
+        return [n for n in self.base.names if n in gone]
+
+    def is_registered(self, name: str) -> bool:
+        self._known(name)
+        return name not in self.unregistered()
+
     def card(self, name: str, version: int | None = None) -> ToolCard:
         self._known(name)
-        return self.catalog(version).cards[name]
+        return self.all_cards(version).cards[name]
 
     def card_version(self, name: str, versions: list[Version] | None = None) -> int:
-        """The last version that changed card `name` (0: as in the YAML). Pass it back to `edit`."""
+        """The last version that changed card `name` or its registration (0: as in the YAML). Pass it
+        back to `edit`, `unregister` or `register`."""
         self._known(name)
         versions = self.versions() if versions is None else versions
-        return max((v.number for v in versions if name in v.cards), default=0)
+        return max((v.number for v in versions if name in v.cards or name in v.registered), default=0)
 
     def history(self, name: str | None = None) -> list[Version]:
         if name is not None:
             self._known(name)
-        return [v for v in self.versions() if name is None or name in v.cards]
+        return [v for v in self.versions() if name is None or name in v.cards or name in v.registered]
 
     def diff(self, a: int, b: int | None = None) -> list[FieldChange]:
         """Every field that differs between versions `a` and `b` (default: the newest)."""
         versions = self.versions()
         a, b = self._check_version(a, versions), self._check_version(b, versions)
         before, after = self._state(versions, a), self._state(versions, b)
-        return [FieldChange(name, f, before[name][f], after[name][f])
-                for name in self.base.names for f in EDITABLE_FIELDS if before[name][f] != after[name][f]]
+        gone_before, gone_after = self._unregistered(versions, a), self._unregistered(versions, b)
+        changes = []
+        for name in self.base.names:
+            if (name in gone_before) != (name in gone_after):
+                changes.append(FieldChange(name, "registered", name not in gone_before, name not in gone_after))
+            changes.extend(FieldChange(name, f, before[name][f], after[name][f])
+                           for f in EDITABLE_FIELDS if before[name][f] != after[name][f])
+        return changes
 
     def _known(self, name: str) -> None:
         if name not in self.base:
@@ -238,7 +282,7 @@ class CardStore:
     def apply_changes(self, name: str, changes: dict[str, Any], catalog: Catalog | None = None) -> ToolCard:
         """The card with `changes` applied: `field` replaces, `+field` appends items, `-field` removes items."""
         self._known(name)
-        current = card_fields((catalog or self.catalog()).cards[name])
+        current = card_fields((catalog or self.all_cards()).cards[name])
         for key, value in changes.items():
             op, fname = (key[0], key[1:]) if key[:1] in "+-" else ("=", key)
             if fname not in EDITABLE_FIELDS:
@@ -264,10 +308,13 @@ class CardStore:
             raise CatalogError(_pydantic_problems(err, f"card '{name}' (edit not saved)")) from None
 
     def preview(self, name: str, changes: dict[str, Any]) -> Catalog:
-        """The newest catalogue with `changes` applied to card `name`, validated, not saved."""
-        catalog = self.catalog()
+        """The newest catalogue with `changes` applied to card `name`, validated, not saved (what would
+        route: unregistered tools left out)."""
+        catalog = self.all_cards()
         card = self.apply_changes(name, changes, catalog)
-        return self._validated({**catalog.cards, name: card})
+        edited = self._validated({**catalog.cards, name: card})
+        gone = set(self.unregistered())
+        return edited.derived(cards={n: c for n, c in edited.cards.items() if n not in gone}) if gone else edited
 
     def _validated(self, cards: dict[str, ToolCard]) -> Catalog:
         catalog = self.base.derived(cards=dict(cards), sources=dict(self.base.sources))
@@ -300,6 +347,37 @@ class CardStore:
             self._write(versions + [version])
             return version
 
+    def unregister(self, name: str, expected_version: int | None = None, author: str | None = None,
+                   message: str = "") -> Version:
+        """Take tool `name` out of routing, as a new version (its card is kept; `register` brings it back).
+        With `expected_version`, refused as a conflict when the card changed since that version."""
+        return self._set_registered(name, False, expected_version, author, message)
+
+    def register(self, name: str, expected_version: int | None = None, author: str | None = None,
+                 message: str = "") -> Version:
+        """Put an unregistered tool back into routing with its card as it is now, as a new version."""
+        return self._set_registered(name, True, expected_version, author, message)
+
+    def _set_registered(self, name: str, registered: bool, expected_version: int | None, author: str | None,
+                        message: str) -> Version:
+        self._known(name)
+        action = "register" if registered else "unregister"
+        with self._lock:
+            versions = self._read()
+            current = self.card_version(name, versions)
+            if expected_version is not None and expected_version != current:
+                raise CardConflict(f"card '{name}' is at version {current}, but the {action} was made against version "
+                                   f"{expected_version}; nothing saved")
+            gone = self._unregistered(versions, len(versions))
+            if (name not in gone) == registered:
+                raise CardStoreError(f"tool '{name}' is already {'registered' if registered else 'unregistered'}; nothing saved")
+            if not registered and len(gone) + 1 >= len(self.base):
+                raise CardStoreError(f"tool '{name}' is the last registered one: a catalogue needs at least one tool")
+            version = Version(len(versions) + 1, _author(author), _now(), message or action, action, {},
+                              {name: current}, {name: registered})
+            self._write(versions + [version])
+            return version
+
     def rollback(self, to: int, author: str | None = None, message: str = "",
                  expected_head: int | None = None) -> Version:
         """A new version whose cards equal those of version `to` (history is kept, never rewritten)."""
@@ -309,20 +387,25 @@ class CardStore:
             if expected_head is not None and expected_head != len(versions):
                 raise CardConflict(f"{self.path} is at version {len(versions)}, not {expected_head}; nothing rolled back")
             now, target = self._state(versions, len(versions)), self._state(versions, to)
+            gone_now, gone_target = self._unregistered(versions, len(versions)), self._unregistered(versions, to)
             base = {card.name: card_fields(card) for card in self.base}
             touched = {name: (None if target[name] == base[name] else target[name])
                        for name in self.base.names if now[name] != target[name]}
-            if not touched:
+            registered = {name: name not in gone_target for name in self.base.names
+                          if (name in gone_now) != (name in gone_target)}
+            if not touched and not registered:
                 raise CardStoreError(f"the cards at version {len(versions)} already equal version {to}; nothing to roll back")
             self._validated(self._catalog_from(target, f"{self.path} version {to}").cards)
             version = Version(len(versions) + 1, _author(author), _now(), message or f"rollback to version {to}",
-                              "rollback", touched, {name: self.card_version(name, versions) for name in touched})
+                              "rollback", touched, {name: self.card_version(name, versions) for name in {*touched, *registered}},
+                              registered)
             self._write(versions + [version])
             return version
 
     def export(self, folder: str | Path, version: int | None = None) -> list[Path]:
-        """Write the cards as of `version` as YAML, one file per module, to promote edits into the source."""
-        catalog = self.catalog(version)
+        """Write the cards as of `version` as YAML, one file per module, to promote edits into the source
+        (every card, the unregistered tools' too: registration is not part of the YAML)."""
+        catalog = self.all_cards(version)
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         written = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 from toolroute.cards import Catalog
 
@@ -40,8 +40,15 @@ class Retriever(ABC):
         return None
 
     @abstractmethod
+    def prepare_catalog(self, catalog: Catalog) -> Callable[[], Any]:
+        """The slow part of switching to an edited catalogue (embedding, tokenising the changed cards),
+        done without changing what a search sees; the returned `commit()` makes the switch (changed
+        cards re-indexed, removed tools gone) and is quick. One update at a time (`ToolRouter` holds a
+        lock), and nothing else may change the catalogue between the two."""
+
     def update_catalog(self, catalog: Catalog):
-        """Switch to an edited catalogue in place (changed cards re-indexed, removed tools gone)."""
+        """Switch to an edited catalogue in place (see `prepare_catalog`)."""
+        return self.prepare_catalog(catalog)()
 
     def over(self, catalog: Catalog) -> "Retriever":
         """A new retriever of this one's configuration (embedder, strategy, fusion, Chroma client) over

@@ -14,7 +14,7 @@ import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass
-from typing import Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 import numpy as np
 from chromadb.errors import NotFoundError
@@ -216,51 +216,70 @@ class ToolIndex:
                            time.perf_counter() - start, True)
 
     def sync(self, catalog: Catalog, progress: bool = False) -> BuildReport:
-        """Bring the live collection in line with `catalog` in place: a card edit, a tool added or removed.
+        """Bring the live collection in line with `catalog` in place: a card edit, a tool added or removed
+        (`prepare_sync` then its commit)."""
+        return self.prepare_sync(catalog, progress)()
+
+    def prepare_sync(self, catalog: Catalog, progress: bool = False) -> Callable[[], BuildReport]:
+        """Embed what an in-place sync to `catalog` needs; the returned commit writes it.
 
         Unlike `build` (a new generation, copying every vector), only the changed tools' records are
         written: new and edited cards are upserted (unchanged record texts keep their vectors), then
         the records of removed tools and dropped examples are deleted, so a removed tool stops being
-        found as soon as this returns. Between the two calls a search may see a changed tool's old
-        and new records together; other tools are never affected.
+        found as soon as the commit returns. Searches see the old records until the commit; during it
+        a search may see a changed tool's old and new records together (`ToolRouter` keeps searches
+        out while it commits). Other tools are never affected.
         """
         start = time.perf_counter()
-        self.catalog = catalog
         if self._live_name() is None:
-            return self.build(progress=progress)
+            def first_build() -> BuildReport:
+                self.catalog = catalog
+                return self.build(progress=progress)
+
+            return first_build
         col = self.collection
-        got = col.get(include=["metadatas", "documents"])
+        # Which tools differ: the stored card hashes (metadata only); then the changed tools' records.
+        got = col.get(include=["metadatas"])
         stored_hash: dict[str, str] = {}
-        stored_doc: dict[str, str] = {}
         by_tool: dict[str, list[str]] = {}
-        for rid, meta, doc in zip(got["ids"], got["metadatas"], got["documents"]):
+        for rid, meta in zip(got["ids"], got["metadatas"]):
             tool = (meta or {}).get("tool") or rid.split("::", 1)[0]
             stored_hash[tool] = (meta or {}).get("card_hash", "")
-            stored_doc[rid] = doc
             by_tool.setdefault(tool, []).append(rid)
-        changed = [card for card in catalog if stored_hash.get(card.name) != self._card_hash(card)]
+        hashes = {card.name: self._card_hash(card) for card in catalog}
+        changed = [card for card in catalog if stored_hash.get(card.name) != hashes[card.name]]
         removed = [tool for tool in by_tool if tool not in catalog]
         records = [r for card in changed for r in card_records(card, self.strategy)]
-        keep_vectors = [r.id for r in records if stored_doc.get(r.id) == r.document]
+        old_ids = [rid for card in changed for rid in by_tool.get(card.name, [])]
+        stored_doc: dict[str, str] = {}
         vectors: dict[str, list[float]] = {}
-        if keep_vectors:
-            old = col.get(ids=keep_vectors, include=["embeddings"])
-            vectors.update(zip(old["ids"], old["embeddings"]))
+        if old_ids:
+            old = col.get(ids=old_ids, include=["documents", "embeddings"])
+            new_docs = {r.id: r.document for r in records}
+            for rid, doc, vec in zip(old["ids"], old["documents"], old["embeddings"]):
+                stored_doc[rid] = doc
+                if new_docs.get(rid) == doc:
+                    vectors[rid] = vec
         to_embed = [r for r in records if r.id not in vectors]
-        if to_embed:
-            for r, vec in zip(to_embed, self.embedder.embed_passages([r.document for r in to_embed])):
+        for i in range(0, len(to_embed), 64):
+            chunk = to_embed[i:i + 64]
+            for r, vec in zip(chunk, self.embedder.embed_passages([r.document for r in chunk])):
                 vectors[r.id] = vec
-        hashes = {card.name: self._card_hash(card) for card in changed}
-        _write_records(col.upsert, records, vectors, hashes)
         current = {r.id for r in records}
-        stale = [rid for card in changed for rid in by_tool.get(card.name, []) if rid not in current]
-        stale += [rid for tool in removed for rid in by_tool[tool]]
-        for i in range(0, len(stale), MAX_ADD):
-            col.delete(ids=stale[i:i + MAX_ADD])
-        self._count = None
+        stale = [rid for rid in old_ids if rid not in current] + [rid for tool in removed for rid in by_tool[tool]]
         total = len(got["ids"]) + len([r for r in records if r.id not in stored_doc]) - len(stale)
-        return BuildReport(col.name, total, len(to_embed), total - len(to_embed), time.perf_counter() - start,
-                           bool(changed or removed))
+        prepared = time.perf_counter() - start
+
+        def commit() -> BuildReport:
+            begin = time.perf_counter()
+            _write_records(col.upsert, records, vectors, {card.name: hashes[card.name] for card in changed})
+            for i in range(0, len(stale), MAX_ADD):
+                col.delete(ids=stale[i:i + MAX_ADD])
+            self.catalog, self._count = catalog, None
+            return BuildReport(col.name, total, len(to_embed), total - len(to_embed),
+                               prepared + time.perf_counter() - begin, bool(changed or removed))
+
+        return commit
 
     # ----- search ------------------------------------------------------------------------
     def search_vectors(self, query_vectors: np.ndarray) -> list[list[tuple[str, float]]]:
@@ -323,8 +342,8 @@ class DenseRetriever(Retriever):
     def build(self, progress: bool = True) -> BuildReport:
         return self.index.build(progress=progress)
 
-    def update_catalog(self, catalog: Catalog) -> BuildReport:
-        return self.index.sync(catalog)
+    def prepare_catalog(self, catalog: Catalog):
+        return self.index.prepare_sync(catalog)
 
     def over(self, catalog: Catalog) -> "DenseRetriever":
         index = self.index

@@ -41,10 +41,15 @@ class HybridRetriever(Retriever):
     def build(self, progress: bool = True):
         return self.dense.build(progress=progress)
 
-    def update_catalog(self, catalog: Catalog):
-        report = self.dense.update_catalog(catalog)
-        self.lexical.update_catalog(catalog)
-        return report
+    def prepare_catalog(self, catalog: Catalog):
+        dense, lexical = self.dense.prepare_catalog(catalog), self.lexical.prepare_catalog(catalog)
+
+        def commit():
+            report = dense()
+            lexical()
+            return report
+
+        return commit
 
     def over(self, catalog: Catalog) -> "HybridRetriever":
         return HybridRetriever(self.dense.over(catalog), self.lexical.over(catalog), self.rrf_k, self.dense_weight)

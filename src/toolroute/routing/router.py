@@ -6,9 +6,11 @@ retriever's evidence and decides whether any tool should be called at all.
 
 from __future__ import annotations
 
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Iterator, Protocol, Sequence, runtime_checkable
 
 from toolroute.cards import Catalog
 from toolroute.config import max_query_chars
@@ -41,6 +43,48 @@ class RouteResult:
         }
 
 
+class ReadWriteLock:
+    """Many readers at once or one writer; a waiting writer goes before new readers (so a stream of
+    route calls cannot hold an edit back for ever). Not reentrant."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writing = False
+        self._writers_waiting = 0
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        with self._cond:
+            while self._writing or self._writers_waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._cond:
+            self._writers_waiting += 1
+            try:
+                while self._writing or self._readers:
+                    self._cond.wait()
+            finally:
+                self._writers_waiting -= 1
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writing = False
+                self._cond.notify_all()
+
+
 class QueryTooLong(ValueError):
     """A query past the limit: refused before any tokenising or embedding (a 5 MB query stalled BM25)."""
 
@@ -64,6 +108,10 @@ class ToolRouter:
         self.strategy = strategy  # how cards became records (reported with every evaluation)
         self.no_call_rule = no_call_rule
         self.build_report = None  # what the last index build did (set by build())
+        # A route reads the indexes under `_indexes.read()`; `update_catalog` switches them under
+        # `.write()`, so every route ranks on the old catalogue or the new one, never on a mix.
+        self._indexes = ReadWriteLock()
+        self._updating = threading.Lock()  # one catalogue update at a time
 
     @property
     def arm(self) -> str:
@@ -95,16 +143,25 @@ class ToolRouter:
 
     def update_catalog(self, catalog: Catalog) -> dict:
         """Switch to an edited catalogue in place: changed cards re-embedded, removed tools' vectors
-        deleted, BM25 rebuilt. The no-call rule is kept (refit it when many cards change)."""
-        start = time.perf_counter()
-        dense = self.dense
-        report = dense.sync(catalog) if dense is not None else None
-        dense_seconds = time.perf_counter() - start
-        lexical = getattr(self.retriever, "lexical", self.retriever)
-        if lexical.arm == "bm25":
-            lexical.update_catalog(catalog)
-        return {"tools": len(catalog), "records_embedded": report.embedded if report else 0,
-                "dense_seconds": dense_seconds, "seconds": time.perf_counter() - start}
+        deleted, BM25 rebuilt (changed cards re-tokenised). The no-call rule is kept (refit it when
+        many cards change).
+
+        Atomic for `route`: the changed cards are embedded and tokenised while routes go on with the
+        old indexes; then routes wait while the new records are written and the old ones deleted (a
+        few milliseconds), so no route sees the dense index with an edited card half written, or the
+        new dense index with the old BM25 one.
+        """
+        with self._updating:
+            start = time.perf_counter()
+            commit = self.retriever.prepare_catalog(catalog)
+            prepared = time.perf_counter()
+            with self._indexes.write():
+                report = commit()
+            done = time.perf_counter()
+        embedded = report.embedded if report is not None and hasattr(report, "embedded") else 0
+        return {"tools": len(catalog), "records_embedded": embedded, "prepare_seconds": prepared - start,
+                "commit_seconds": done - prepared, "dense_seconds": report.seconds if hasattr(report, "seconds") else 0.0,
+                "seconds": done - start}
 
     def over(self, catalog: Catalog) -> "ToolRouter":
         """A built router of this configuration and no-call rule over `catalog` (give it its own name,
@@ -116,7 +173,8 @@ class ToolRouter:
 
     def search(self, queries: dict[str, str], k: int = 10) -> dict[str, dict[str, float]]:
         """The retriever contract (BEIR shape); the no-call rule is not applied here."""
-        return self.retriever.search(queries, k)
+        with self._indexes.read():
+            return self.retriever.search(queries, k)
 
     def route(self, query: str) -> RouteResult:
         return self.route_many([query])[0]
@@ -126,8 +184,10 @@ class ToolRouter:
         for query in queries:
             if len(query) > limit:
                 raise QueryTooLong(f"a query of {len(query):,} characters; the limit is {limit:,} (TOOLROUTE_MAX_QUERY_CHARS)")
+        with self._indexes.read():
+            rankings = self.retriever.rank_many(list(queries))
         results = []
-        for query, ranking in zip(queries, self.retriever.rank_many(list(queries))):
+        for query, ranking in zip(queries, rankings):
             result = RouteResult(query, ranking.ranked, features=ranking.features)
             if self.no_call_rule is not None:
                 result.call_probability = self.no_call_rule.probability_of_call(ranking.features)

@@ -1,10 +1,12 @@
-"""The card operations of a running server: read, edit, history, diff, rollback, unregister, route,
+"""The card operations of a running server: read, edit, history, diff, rollback, unregister, register, route,
 the quick test (`/api/eval`, with a pending edit), LLM-proposed card edits and tool-module hot reload.
 
 An edit is saved in the card store (so it survives a restart and every other entry point routes with
 it) and applied to the live router in place before the response, so the next route call reflects it.
-Every write needs the admin token (`TOOLROUTE_ADMIN_TOKEN`; none configured: writes are disabled),
-states the card version it was made against (`If-Match`; a stale one gets 409 and nothing is written)
+An unregistration is a version in the store too (the tool stays out of every entry point's catalogue
+across restarts until it is registered again). Every write needs the admin token (`TOOLROUTE_ADMIN_TOKEN`;
+none configured: writes are disabled), states the card version it was made against (`If-Match`, optional
+for unregister and register; a stale one gets 409 and nothing is written)
 and is appended to an audit log (JSONL: time, token id, tool, versions, diff). Writes are serialised,
 so two clients editing one card cannot both win. Evaluations (`/api/eval`, `/api/proposals`) run one
 at a time and never change the live router or the store.
@@ -82,7 +84,6 @@ class CardOps:
     router: ToolRouter
     store: CardStore
     audit_path: Path = field(default_factory=lambda: data_dir() / "audit" / "cards.jsonl")
-    removed: set[str] = field(default_factory=set)
     last_apply_seconds: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)  # one write at a time
 
@@ -104,9 +105,19 @@ class CardOps:
             return index.collection.count()
         return len(index.collection.get(where={"tool": name}, include=[])["ids"])
 
+    @property
+    def removed(self) -> set[str]:
+        """The unregistered tools (saved in the store: they stay out after a restart)."""
+        return set(self.store.unregistered())
+
     def routed(self, catalog: Catalog) -> Catalog:
         """What the live router routes with for the store's `catalog`: the unregistered tools left out."""
-        return catalog.derived(cards={n: c for n, c in catalog.cards.items() if n not in self.removed})
+        removed = self.removed
+        return catalog.derived(cards={n: c for n, c in catalog.cards.items() if n not in removed})
+
+    def live_catalog(self) -> Catalog:
+        """What the live router should route with: the store's newest cards of the registered tools."""
+        return self.store.catalog()
 
     def pending(self, tool: str, changes: dict[str, Any]) -> Catalog:
         """The routed catalogue with an edit applied, validated as a save would be, not saved."""
@@ -124,8 +135,7 @@ class CardOps:
 
     def apply(self, changed: list[str]) -> float:
         """Bring the live router in line with the store (changed cards re-embedded in place)."""
-        catalog = self.routed(self.store.catalog())
-        seconds = self.router.update_catalog(catalog)["seconds"]
+        seconds = self.router.update_catalog(self.live_catalog())["seconds"]
         if self.on_change is not None:
             self.on_change(changed)
         self.last_apply_seconds = seconds
@@ -151,8 +161,10 @@ def _token_id(presented: str | None) -> str:
     return hashlib.sha256(expected.encode()).hexdigest()[:8]
 
 
-def _version(if_match: str | None) -> int:
+def _version(if_match: str | None, required: bool = True) -> int | None:
     value = (if_match or "").strip().strip('"')
+    if not value and not required:
+        return None
     if not value.isdigit():
         raise HTTPException(428, "state the card version you edited: 'If-Match: <version>' (GET the card to see it)")
     return int(value)
@@ -177,7 +189,15 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
     api = APIRouter(prefix="/api", tags=["cards"])
 
     def known(ops: CardOps, name: str) -> None:
-        if name not in ops.store.base or name in ops.removed:
+        """A registered tool (404 otherwise; an unregistered one says how to bring it back)."""
+        stored(ops, name)
+        if name in ops.removed:
+            raise HTTPException(404, f"tool '{name}' is unregistered (card version {ops.store.card_version(name)}): "
+                                     f"POST /api/tools/{name}/register to route with it again")
+
+    def stored(ops: CardOps, name: str) -> None:
+        """A tool with a card, registered or not."""
+        if name not in ops.store.base:
             raise HTTPException(404, f"unknown tool '{name}'")
 
     def card_view(ops: CardOps, name: str) -> dict[str, Any]:
@@ -221,13 +241,13 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
 
     @api.get("/tools/{name}/history")
     def history(name: str, ops: CardOps = Depends(get_ops)) -> list[dict[str, Any]]:
-        known(ops, name)
+        stored(ops, name)  # an unregistered tool's history too: it shows the unregistration
         return [{"version": v.number, "author": v.author, "time": v.time, "message": v.message, "kind": v.kind}
                 for v in ops.store.history(name)]
 
     @api.get("/tools/{name}/diff")
     def diff(name: str, request: Request, ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
-        known(ops, name)
+        stored(ops, name)
         try:
             a, b = int(request.query_params.get("from", "0")), int(request.query_params.get("to", ops.store.head))
             changes = [c for c in ops.store.diff(a, b) if c.card == name]
@@ -281,17 +301,41 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
             ops.audit(token, name, "rollback", expected, version.number, [f"to version {body.to}"])
         return {**card_view(ops, name), "applied_seconds": round(seconds, 4)}
 
+    def set_registered(ops: CardOps, name: str, registered: bool, token: str, if_match: str | None,
+                       message: str) -> tuple[int, float]:
+        """Save an unregistration or registration as a version, apply it to the live router, audit it."""
+        expected = _version(if_match, required=False)
+        action = "register" if registered else "unregister"
+        with ops.lock:
+            before = ops.store.card_version(name)
+            change = ops.store.register if registered else ops.store.unregister
+            try:
+                version = change(name, expected, author=f"token:{token}", message=message)
+            except CardStoreError as exc:  # a stale If-Match, or already (un)registered
+                raise HTTPException(409, str(exc)) from None
+            seconds = ops.apply([name])
+            ops.audit(token, name, action, before, version.number, [f"  + {action}ed"])
+        return version.number, seconds
+
     @api.delete("/tools/{name}")
-    def unregister(name: str, authorization: str | None = Header(None),
-                   ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
-        """The tool leaves the live router: its vectors are deleted before this returns."""
+    def unregister(name: str, message: str = "", if_match: str | None = Header(None),
+                   authorization: str | None = Header(None), ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
+        """The tool leaves the live router (its vectors are deleted before this returns) and, saved as a
+        version in the card store, every catalogue opened later: `POST .../register` brings it back."""
         token = _token_id(authorization)
         known(ops, name)
-        with ops.lock:
-            ops.removed.add(name)
-            seconds = ops.apply([name])
-            ops.audit(token, name, "unregister", ops.store.card_version(name), ops.store.card_version(name), [])
-        return {"name": name, "removed": True, "vectors": ops.vectors(name), "applied_seconds": round(seconds, 4)}
+        version, seconds = set_registered(ops, name, False, token, if_match, message)
+        return {"name": name, "removed": True, "version": version, "vectors": ops.vectors(name),
+                "applied_seconds": round(seconds, 4)}
+
+    @api.post("/tools/{name}/register")
+    def register(name: str, message: str = "", if_match: str | None = Header(None),
+                 authorization: str | None = Header(None), ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
+        """An unregistered tool routes again, with its card as it is now (a new version)."""
+        token = _token_id(authorization)
+        stored(ops, name)
+        version, seconds = set_registered(ops, name, True, token, if_match, message)
+        return {**card_view(ops, name), "registered": True, "applied_seconds": round(seconds, 4)}
 
     @api.post("/route")
     def route(body: RouteRequest, ops: CardOps = Depends(get_ops)) -> dict[str, Any]:
