@@ -150,7 +150,7 @@ PAGE = """<!doctype html>
   <section class="wide">
     <h2>모듈 핫 리로드</h2>
     <form id="module-form" class="row">
-      <input id="module" placeholder="모듈 이름 (예: premium)">
+      <input id="module" placeholder="모듈 이름 (예: premium)" style="width: 260px">
       <button type="submit">다시 불러오기</button>
     </form>
     <div id="module-msg" class="msg"></div>
