@@ -2,10 +2,12 @@
 served app with its live router (BM25, so no model to load): the operator types the token, runs a quick
 test, adds the query as a `when_to_use` example of a tool that was not top-1, sees the quick test's top-1
 become that tool, looks at the diff, rolls back and sees the old top-1 return. Then: a stale save gets
-the 409 message, an invalid card its field error, an accepted failure-analysis proposal becomes a real
-edit, and an unregistered tool leaves the list and the quick test. The endpoints still being written
-(`/api/eval`, `/api/proposals`, module reload) are answered by the browser's own request routing, to
-check how the page renders their contract and a server without them.
+the 409 message; batch recall on the dev split (the real `/api/eval`); failure analysis on tune (the
+real `/api/proposals`, the served LLM scripted to answer with a JSON proposal, or with none: a skipped
+proposal and its reason), one proposal accepted from the page (the card's version goes up), a stale
+one refused with the 409 message; batch recall again, beside the first run; a module reload
+(`premium`, re-imported for real); an invalid card's field error; an unregistered tool leaving the
+list and the quick test. Only "not available on this server" is answered by the browser (a 405).
 Set TOOLROUTE_SCREENSHOT_ADMIN=docs/img/admin.png to refresh the screenshot in the docs."""
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from toolroute.config import queries_path
+from toolroute.domains.insurance.tools import premium
 from toolroute.serve import ServeOptions, create_app
 
 from fake_llm import ScriptedLLM
@@ -32,11 +36,14 @@ ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-background
 TOKEN = "admin-browser-test-token"
 QUERY = "치매보험 약관에서 면책기간 찾아줘"
 TIMEOUT = 15_000  # ms, for each wait on the page
+PROPOSED_LINE = "고객이 상품 코드나 고객 번호를 대며 같은 내용을 다른 말로 묻는 경우"  # what the scripted LLM proposes
 
-EVAL = {"split": "dev", "n": 40, "before": {"recall@k": 0.9, "hit@1": 0.7, "mrr": 0.78, "no_call_accuracy": 1.0},
-        "per_tool": [{"tool": "claim_guide", "n": 3, "recall": 0.333}, {"tool": "coverage_detail", "n": 2, "recall": 1.0}],
-        "failures": [{"query": "<b>청구</b> 어떻게 해?", "expected": ["claim_guide"], "got": ["claim_required_forms"]}],
-        "after": None, "paired": None}
+
+def propose_for_the_expected_tool(messages, tools) -> str:
+    """The scripted LLM's answer to a failure-analysis prompt: a JSON proposal of one `when_to_use`
+    line for the card the prompt shows as expected (so it fits whichever groups the router fails)."""
+    tool = re.search(r"기대한 도구의 카드:\n\[(\w+)\]", messages[-1].content).group(1)
+    return json.dumps({"tool": tool, "field": "when_to_use", "line": PROPOSED_LINE}, ensure_ascii=False)
 
 
 @pytest.fixture
@@ -48,12 +55,15 @@ def admin_page(tmp_path, monkeypatch):
     # Edits, the audit log and any index stay in this test's folder (never the repo's .toolroute/).
     monkeypatch.setenv("TOOLROUTE_CARDSTORE", str(tmp_path / "cardstore"))
     monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "data"))
-    app = create_app(agent_factory=lambda model: serving_agent(model, tmp_path / "m.sqlite"), llm=ScriptedLLM(),
+    # The served LLM answers the failure analysis's three calls: a proposal, no JSON (skipped), a proposal.
+    llm = ScriptedLLM(replies=[propose_for_the_expected_tool, "제안할 것이 없습니다.", propose_for_the_expected_tool])
+    app = create_app(agent_factory=lambda model: serving_agent(model, tmp_path / "m.sqlite"), llm=llm,
                      options=ServeOptions(memory_path=tmp_path / "m.sqlite"), build_in_background=False)
     with ThreadServer(app) as server:
         assert httpx.get(f"{server.url}/readyz").status_code == 200
         yield server.url
-    assert (tmp_path / "data" / "audit" / "cards.jsonl").exists()  # the writes went to the temp folder
+    audit = (tmp_path / "data" / "audit" / "cards.jsonl").read_text(encoding="utf-8")  # the writes went to the temp folder
+    assert '"action": "reload_module"' in audit and len(llm.calls) == 3
 
 
 def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores_it(admin_page):
@@ -102,9 +112,6 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             expect(page.locator("#history tr")).to_have_count(2)
             page.click('#history tr[data-version="1"] button.diff')
             expect(page.locator("#diff")).to_contain_text(f"+ {QUERY}")
-            shot = os.environ.get("TOOLROUTE_SCREENSHOT_ADMIN")
-            if shot:
-                page.screenshot(path=shot, full_page=True)
 
             # Roll back to the YAML card: the old top-1 returns.
             page.click('#history tr[data-version="0"] button.rollback')
@@ -123,37 +130,73 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             page.click("#reload-card")
             expect(page.locator("#tags")).to_have_value(", ".join([*card["card"]["tags"], "다른사람"]))
 
-            # Batch recall in the shape of the contract (answered by the browser), and a missing endpoint.
-            page.route("**/api/eval", lambda route: route.fulfill(status=200, content_type="application/json",
-                                                                  body=json.dumps(EVAL, ensure_ascii=False)))
-            page.route("**/api/proposals", lambda route: route.fulfill(status=404, content_type="application/json",
-                                                                       body='{"detail": "Not Found"}'))
+            # Batch recall on the dev split: the live router's figures, as the API gives them.
+            page.fill("#filter", "")
             page.click("#eval")
-            expect(page.locator("#eval-msg")).to_contain_text("질문 40개")
-            expect(page.locator("#eval-result")).to_contain_text("0.900")
-            expect(page.locator("#eval-result")).to_contain_text("<b>청구</b> 어떻게 해?")  # as text, not markup
+            n_dev = len(queries_path("insurance", "dev").read_text(encoding="utf-8").splitlines())
+            expect(page.locator("#eval-msg")).to_contain_text(f"dev 분할 질문 {n_dev}개, k=5")
+            first = httpx.post(f"{admin_page}/api/eval", json={"split": "dev", "k": 5}, timeout=15).json()
+            metrics = page.locator("#eval-result table.metrics")
+            expect(metrics.locator("tr")).to_have_count(2)
+            expect(metrics).to_contain_text("Recall@5")
+            expect(metrics.locator("tr").nth(1)).to_contain_text(f"{first['before']['recall@5']:.3f}")
+            expect(metrics.locator("tr").nth(1)).to_contain_text(f"{first['before']['hit@1']:.3f}")
+            expect(page.locator("#eval-result table.per-tool")).to_contain_text(first["per_tool"][0]["tool"])
+            expect(page.locator("#eval-result table.failures")).to_contain_text(first["failures"][0]["query"])
+
+            # Failure analysis on tune: two proposals measured (the paired CI), one skipped with its reason.
             page.click("#proposals")
-            expect(page.locator("#eval-msg")).to_have_text("이 서버에서는 사용할 수 없는 기능입니다.")
-            page.route("**/api/tools/reload-module/**", lambda route: route.fulfill(status=405, content_type="application/json",
-                                                                                body='{"detail": "Method Not Allowed"}'))
-            page.fill("#module", "underwriting")
+            expect(page.locator("#eval-msg")).to_contain_text("수정안 2건, 건너뜀 1건")
+            expect(page.locator(".proposal")).to_have_count(3)
+            skipped = page.locator(".proposal.skipped")
+            expect(skipped).to_contain_text("건너뜀: the reply holds no JSON object")
+            expect(skipped.locator("button")).to_have_count(0)
+            usable = page.locator(".proposal:not(.skipped)")
+            expect(usable.first.locator("table.effect")).to_contain_text("95% 신뢰구간")
+            accepted, stale = usable.nth(0).get_attribute("data-tool"), usable.nth(1).get_attribute("data-tool")
+            expect(usable.nth(0)).to_contain_text(f"+ {PROPOSED_LINE}")
+
+            # Accept the first from the page: the card's version goes up and it has the line.
+            version = httpx.get(f"{admin_page}/api/tools/{accepted}").json()["version"]
+            usable.nth(0).locator("button", has_text="채택").click()
+            expect(usable.nth(0).locator(".msg")).to_contain_text("채택했습니다")
+            card = httpx.get(f"{admin_page}/api/tools/{accepted}").json()
+            assert card["version"] > version and card["card"]["when_to_use"][-1] == PROPOSED_LINE
+            expect(page.locator(f'#tools li[data-name="{accepted}"]')).to_contain_text(f"(v{card['version']})")
+
+            # Batch recall again: this run beside the one before the proposal was accepted.
+            page.click("#eval")
+            expect(metrics.locator("tr")).to_have_count(3)
+            expect(metrics.locator("tr").nth(1)).to_contain_text("직전 실행")
+            page.fill("#query", QUERY)
+            page.click("#route")
+            expect(rows).to_have_count(5)
+            shot = os.environ.get("TOOLROUTE_SCREENSHOT_ADMIN")
+            if shot:
+                page.screenshot(path=shot, full_page=True)
+
+            # The second proposal's card is saved by someone else first: its accept (If-Match) is a 409.
+            theirs = httpx.get(f"{admin_page}/api/tools/{stale}").json()
+            assert httpx.put(f"{admin_page}/api/tools/{stale}/card", json={"tags": [*theirs["card"]["tags"], "동료 수정"]},
+                             headers={"If-Match": str(theirs["version"]), "Authorization": f"Bearer {TOKEN}"}).status_code == 200
+            usable.nth(1).locator("button", has_text="채택").click()
+            expect(usable.nth(1).locator(".msg")).to_contain_text("다른 사람이 이 카드를 먼저 수정했습니다")
+            assert PROPOSED_LINE not in httpx.get(f"{admin_page}/api/tools/{stale}").json()["card"]["when_to_use"]
+
+            # Module hot reload: on a server without the endpoint (answered by the browser), then for real.
+            page.route("**/api/tools/reload-module/**", lambda route: route.fulfill(
+                status=405, content_type="application/json", body='{"detail": "Method Not Allowed"}'))
+            page.fill("#module", "premium")
             page.click("#module-form button")
             expect(page.locator("#module-msg")).to_have_text("이 서버에서는 사용할 수 없는 기능입니다.")
-
-            # A failure-analysis proposal accepted: its line is appended to the card field (a real PUT).
-            line = "면책기간이 아니라 보장 제외 사유를 물으면 → underwriting_exclusions"
-            proposal = [{"tool": target, "field": "when_not_to_use", "line": line, "diff": [f"  + {line}"],
-                         "effect": {"before": {"recall@k": 0.8}, "after": {"recall@k": 0.85}}}]
-            page.unroute("**/api/proposals")
-            page.route("**/api/proposals", lambda route: route.fulfill(status=200, content_type="application/json",
-                                                                       body=json.dumps(proposal, ensure_ascii=False)))
-            page.click("#proposals")
-            item = page.locator(".proposal")
-            expect(item).to_have_count(1)
-            item.locator("button", has_text="채택").click()
-            expect(item.locator(".msg")).to_contain_text("채택했습니다")
-            assert line in httpx.get(f"{admin_page}/api/tools/{target}").json()["card"]["when_not_to_use"]
-            expect(page.locator("#when_not_to_use")).to_have_value(re.compile(re.escape(line)))
+            page.unroute("**/api/tools/reload-module/**")
+            page.click("#module-form button")
+            expect(page.locator("#module-msg")).to_contain_text(
+                f"다시 불러왔습니다: {premium.__name__} · 교체한 도구 {len(premium.TOOLS)}개")
+            expect(page.locator("#module-msg")).to_contain_text("도구 레지스트리 버전 1")
+            for tool in premium.TOOLS:  # the swapped tools by name
+                expect(page.locator("#module-msg")).to_contain_text(tool.name)
+            expect(page.locator("#stat-more")).to_contain_text("도구 레지스트리 버전 1")
 
             # An invalid card: the field error is shown, nothing saved.
             version = page.locator("#stat-version").inner_text()

@@ -4,8 +4,10 @@ Seed 002's six functions, all over the card API (`toolroute.serve.cards_api`):
 1. overview: tools, vectors, store version and status (`/api/stats`, `/readyz`), the tools with a filter;
 2. card editing: the card in a form, saved with `PUT …/card` (`If-Match`, `Authorization: Bearer`);
 3. history, diff and rollback of the selected card;
-4. quick test: a typed query through `/api/route`, batch recall (`/api/eval`) and failure analysis
-   (`/api/proposals`, a proposal accepted = its line appended to the card field);
+4. quick test: a typed query through `/api/route`, batch recall (`/api/eval` on dev, shown beside the
+   previous run) and failure analysis (`/api/proposals` on tune: each proposal's diff and measured
+   effect, or why it was skipped; accepting one is the `PUT` its `accept` block spells out, with that
+   block's `If-Match` version, so a card saved meanwhile gets the usual 409 message);
 5. unregister, confirmed by typing the tool's name;
 6. hot reload of a tool module (`/api/tools/reload-module/{module}`).
 
@@ -61,6 +63,8 @@ PAGE = """<!doctype html>
   .add { color: #2e7d32; } .del { color: #b00020; }
   .danger-zone { border-top: 1px dashed #e0b4b4; margin-top: 14px; padding-top: 6px; }
   .proposal { border: 1px solid #d5dde5; border-radius: 8px; padding: 8px; margin-top: 8px; }
+  .proposal.skipped { background: #fafafa; }
+  .proposal .reason { color: #8a5a00; }
   .hidden { display: none; }
 </style>
 </head>
@@ -146,7 +150,7 @@ PAGE = """<!doctype html>
   <section class="wide">
     <h2>모듈 핫 리로드</h2>
     <form id="module-form" class="row">
-      <input id="module" placeholder="모듈 이름 (예: claim)">
+      <input id="module" placeholder="모듈 이름 (예: premium)" style="width: 260px">
       <button type="submit">다시 불러오기</button>
     </form>
     <div id="module-msg" class="msg"></div>
@@ -169,7 +173,7 @@ PAGE = """<!doctype html>
     try {
       const response = await fetch("../" + path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
       const data = await response.json().catch(() => null);
-      return {status: response.status, ok: response.ok, data};
+      return {status: response.status, ok: response.ok, data, retryAfter: response.headers.get("Retry-After")};
     } catch (err) {
       return {status: 0, ok: false, data: null};
     }
@@ -191,7 +195,9 @@ PAGE = """<!doctype html>
     if (r.status === 409) return "다른 사람이 이 카드를 먼저 수정했습니다. 최신 카드를 다시 불러온 뒤 다시 수정해 주세요.";
     if (r.status === 422) return "입력 오류: " + detailText(r.data);
     if (r.status === 428) return "카드 버전을 알 수 없습니다. 카드를 다시 불러와 주세요.";
-    if (r.status === 503) return "에이전트가 아직 준비 중입니다. 잠시 후 다시 시도해 주세요.";
+    if (r.status === 429) return "다른 평가가 진행 중입니다. 끝난 뒤 다시 시도해 주세요.";
+    if (r.status === 503 && r.retryAfter) return "에이전트가 아직 준비 중입니다. 잠시 후 다시 시도해 주세요.";
+    if (r.status === 503) return "이 서버에서는 쓸 수 없습니다: " + detailText(r.data);
     return "오류 (" + r.status + "): " + detailText(r.data);
   };
   const say = (box, text, kind) => { box.textContent = text; box.className = "msg " + (kind || ""); };
@@ -219,6 +225,7 @@ PAGE = """<!doctype html>
       const more = ["검색 방식 " + fmt(s.arm)];
       if (s.last_build) more.push("마지막 색인 " + fmt(s.last_build.seconds) + "초");
       if (s.last_apply_seconds !== null && s.last_apply_seconds !== undefined) more.push("마지막 반영 " + fmt(s.last_apply_seconds) + "초");
+      if (s.registry_version !== null && s.registry_version !== undefined) more.push("도구 레지스트리 버전 " + s.registry_version);
       if (s.removed && s.removed.length) more.push("해제됨: " + s.removed.join(", "));
       $("stat-more").textContent = more.join(" · ");
     } else {
@@ -364,75 +371,104 @@ PAGE = """<!doctype html>
     if (query) { lastQuery = query; runRoute(query); }
   });
 
-  const metricsTable = (runs) => {
-    const names = ["recall@k", "hit@1", "mrr", "no_call_accuracy"];
-    const table = el("table"), head = el("tr");
-    head.append(el("th", "", ""), ...names.map(n => el("th", "", n)));
+  // Batch recall and failure analysis read the shapes of `POST /api/eval` and `POST /api/proposals`:
+  // the recall key is "recall@<k>", a metric the split cannot measure (NaN) is null.
+  const metricNames = (k) => [["recall@" + k, "Recall@" + k], ["hit@1", "Hit@1"], ["mrr", "MRR"], ["no_call_accuracy", "무호출 정확도"]];
+  const metricsTable = (runs, k) => {
+    const names = metricNames(k);
+    const table = el("table", "metrics"), head = el("tr");
+    head.append(el("th", "", ""), ...names.map(([, label]) => el("th", "", label)));
     table.appendChild(head);
     for (const [label, m] of runs) {
-      if (!m || typeof m !== "object") continue;
-      const tr = el("tr"); tr.append(el("td", "", label), ...names.map(n => el("td", "", fmt(m[n])))); table.appendChild(tr);
+      const tr = el("tr"); tr.append(el("td", "", label), ...names.map(([key]) => el("td", "", fmt(m[key])))); table.appendChild(tr);
     }
     return table;
   };
+  const WHY = {"called on a no-call row": "무호출 질문에 호출", "refused (no-call)": "호출 안 함으로 판정"};
+  const why = (text) => WHY[text] || fmt(text).replace(/^not in top (\\d+)$/, "$1위 안에 없음");
+  const list = (v) => Array.isArray(v) ? (v.length ? v.join(", ") : "(도구 호출 안 함)") : fmt(v);
+  let lastEval = null;  // the previous batch recall: shown beside the new one (before and after an edit)
   $("eval").addEventListener("click", async () => {
     const out = $("eval-result"); out.replaceChildren();
     say($("eval-msg"), "평가 중…");
     const r = await call("POST", "api/eval", {split: "dev", k: 5});
     if (!r.ok) { say($("eval-msg"), explain(r), "error"); return; }
-    const d = r.data || {};
-    say($("eval-msg"), "일괄 재현율: " + fmt(d.split) + " 분할, 질문 " + fmt(d.n) + "개", "ok");
-    out.appendChild(metricsTable([["이전", d.before], ["이후", d.after]]));
-    if (d.paired) out.appendChild(el("pre", "", "대응 비교: " + JSON.stringify(d.paired)));
-    const perTool = Array.isArray(d.per_tool) ? [...d.per_tool].sort((a, b) => (a.recall ?? 1) - (b.recall ?? 1)).slice(0, 8) : [];
+    const d = r.data, version = $("stat-version").textContent;
+    say($("eval-msg"), "일괄 재현율: " + d.split + " 분할 질문 " + d.n + "개, k=" + d.k + ", 1위 실패 " + d.n_failures + "개 (카드 저장소 버전 " + version + ")", "ok");
+    const runs = [["지금 (버전 " + version + ")", d.before]];
+    if (lastEval && lastEval.split === d.split && lastEval.k === d.k) runs.unshift(["직전 실행 (버전 " + lastEval.version + ")", lastEval.before]);
+    out.appendChild(metricsTable(runs, d.k));
+    lastEval = {split: d.split, k: d.k, before: d.before, version};
+    const perTool = d.per_tool.slice(0, 8);  // weakest first
     if (perTool.length) {
-      out.appendChild(el("h3", "", "재현율이 낮은 도구"));
-      const t = el("table"); t.appendChild(el("tr")).append(el("th", "", "도구"), el("th", "", "질문 수"), el("th", "", "재현율"));
+      out.appendChild(el("h3", "", "재현율이 낮은 도구 (하위 " + perTool.length + "개)"));
+      const t = el("table", "per-tool"); t.appendChild(el("tr")).append(el("th", "", "도구"), el("th", "", "질문 수"), el("th", "", "Recall@" + d.k));
       for (const p of perTool) t.appendChild(el("tr")).append(el("td", "", p.tool), el("td", "", fmt(p.n)), el("td", "", fmt(p.recall)));
       out.appendChild(t);
     }
-    const failures = Array.isArray(d.failures) ? d.failures.slice(0, 10) : [];
+    const failures = d.failures.slice(0, 10);
     if (failures.length) {
-      out.appendChild(el("h3", "", "실패한 질문 (최대 10개)"));
-      const t = el("table"); t.appendChild(el("tr")).append(el("th", "", "질문"), el("th", "", "정답"), el("th", "", "결과"));
-      const list = (v) => Array.isArray(v) ? v.join(", ") : fmt(v);
-      for (const f of failures) t.appendChild(el("tr")).append(el("td", "", f.query), el("td", "", list(f.expected)), el("td", "", list(f.got)));
+      out.appendChild(el("h3", "", "1위가 틀린 질문 (" + d.n_failures + "개 중 " + failures.length + "개)"));
+      const t = el("table", "failures"); t.appendChild(el("tr")).append(el("th", "", "질문"), el("th", "", "정답"), el("th", "", "라우터 상위 3개"), el("th", "", "이유"));
+      for (const f of failures) t.appendChild(el("tr")).append(el("td", "", f.query), el("td", "", list(f.expected)), el("td", "", list(f.got)), el("td", "", why(f.why)));
       out.appendChild(t);
     }
   });
 
+  const effectTable = (effect) => {  // {metric: {before, after, diff, ci_low, ci_high, p_value}}: the paired comparison
+    const t = el("table", "effect");
+    t.appendChild(el("tr")).append(...["", "이전", "이후", "차이", "95% 신뢰구간", "p"].map(h => el("th", "", h)));
+    for (const [metric, e] of Object.entries(effect)) {
+      const ci = e.ci_low === null || e.ci_low === undefined ? "-" : "[" + fmt(e.ci_low) + ", " + fmt(e.ci_high) + "]";
+      const diff = typeof e.diff === "number" ? (e.diff > 0 ? "+" : "") + fmt(e.diff) : fmt(e.diff);
+      t.appendChild(el("tr")).append(el("td", "", metric.replace("hit@", "Hit@").replace("recall@", "Recall@")),
+                                     el("td", "", fmt(e.before)), el("td", "", fmt(e.after)), el("td", "", diff), el("td", "", ci), el("td", "", fmt(e.p_value)));
+    }
+    return t;
+  };
+  const showProposal = (p, split) => {
+    const div = el("div", "proposal" + (p.skipped ? " skipped" : "")); div.dataset.tool = p.tool || "";
+    div.appendChild(el("div", "muted", "기대 도구 " + p.expected_tool + " · " + split + " 실패 질문 " + p.failures.length + "개"
+                                       + (p.chosen.length ? " · 대신 고른 도구: " + p.chosen.join(", ") : "")));
+    if (p.skipped) {  // no usable line: the reason (and the LLM's reply, to judge it)
+      div.appendChild(el("div", "reason", "건너뜀: " + p.skipped));
+      if (p.reply) div.appendChild(el("pre", "muted", p.reply));
+      return div;
+    }
+    const pre = el("pre");
+    for (const line of p.diff) pre.appendChild(el("div", line.trim().startsWith("+") ? "add" : line.trim().startsWith("-") ? "del" : "", line));
+    div.appendChild(pre);
+    if (p.effect) div.appendChild(effectTable(p.effect));
+    if (p.fixed && p.fixed.length) div.appendChild(el("div", "add", "고쳐지는 질문: " + p.fixed.join(" / ")));
+    if (p.broken && p.broken.length) div.appendChild(el("div", "del", "새로 틀리는 질문: " + p.broken.join(" / ")));
+    if (!p.accept) return div;
+    const accept = el("button", "", "채택"), reject = el("button", "light", "거절"), msg = el("span", "msg");
+    accept.type = reject.type = "button";
+    accept.addEventListener("click", async () => {  // the normal card save the proposal spells out (If-Match: its card version)
+      const a = p.accept;
+      accept.disabled = true;
+      const w = await call(a.method, a.path.replace(/^\\//, ""), a.body, a.if_match);
+      if (!w.ok) { say(msg, explain(w), "error"); accept.disabled = w.status === 409; return; }
+      say(msg, "채택했습니다: " + p.tool + " 카드 버전 " + a.if_match + " → " + w.data.version, "ok"); reject.disabled = true;
+      if (current && current.name === p.tool) await loadCard(p.tool, true);
+      await refresh();
+      if (lastQuery) await runRoute(lastQuery);
+    });
+    reject.addEventListener("click", () => div.remove());  // rejecting is doing nothing
+    div.append(el("div", "row"));
+    div.lastChild.append(accept, reject, msg);
+    return div;
+  };
   $("proposals").addEventListener("click", async () => {
     const box = $("proposal-list"); box.replaceChildren();
     say($("eval-msg"), "실패 분석 중… (LLM이 카드 수정안을 만듭니다)");
-    const r = await call("POST", "api/proposals", {split: "tune", max: 3});
+    const r = await call("POST", "api/proposals", {split: "tune", k: 5, max: 3});
     if (!r.ok) { say($("eval-msg"), explain(r), "error"); return; }
-    const items = Array.isArray(r.data) ? r.data : (r.data && Array.isArray(r.data.proposals) ? r.data.proposals : []);
-    say($("eval-msg"), "수정 제안 " + items.length + "건 (tune 분할에서 측정)", "ok");
-    for (const p of items) {
-      const div = el("div", "proposal");
-      div.appendChild(el("div", "", p.tool + " · " + p.field + ": " + p.line));
-      const pre = el("pre");
-      for (const line of (p.diff || [])) pre.appendChild(el("div", String(line).trim().startsWith("+") ? "add" : String(line).trim().startsWith("-") ? "del" : "", line));
-      div.appendChild(pre);
-      if (p.effect) div.appendChild(metricsTable([["이전", p.effect.before], ["이후", p.effect.after]]));
-      const accept = el("button", "", "채택"), reject = el("button", "light", "거절"), msg = el("span", "msg");
-      accept.type = reject.type = "button";
-      accept.addEventListener("click", async () => {
-        const card = await call("GET", "api/tools/" + encodeURIComponent(p.tool));
-        if (!card.ok) { say(msg, explain(card), "error"); return; }
-        const items = [...(card.data.card[p.field] || [])];
-        if (!items.includes(p.line)) items.push(p.line);
-        const w = await call("PUT", "api/tools/" + encodeURIComponent(p.tool) + "/card",
-                             {[p.field]: items, message: "실패 분석 제안 채택"}, card.data.version);
-        if (!w.ok) { say(msg, explain(w), "error"); return; }
-        say(msg, "채택했습니다: 카드 버전 " + w.data.version, "ok"); accept.disabled = reject.disabled = true;
-        if (current && current.name === p.tool) await loadCard(p.tool, true);
-        await refresh();
-      });
-      reject.addEventListener("click", () => div.remove());
-      div.append(accept, reject, msg);
-      box.appendChild(div);
-    }
+    const d = r.data, usable = d.proposals.filter(p => !p.skipped).length;
+    say($("eval-msg"), "실패 분석: " + d.split + " 분할 질문 " + d.n + "개, 1위 실패 " + d.n_failures + "개 → 수정안 " + usable + "건"
+                       + (d.proposals.length > usable ? ", 건너뜀 " + (d.proposals.length - usable) + "건" : ""), "ok");
+    box.appendChild(el("h3", "", "카드 수정안 (" + d.split + " 분할에서 측정, 저장 전)"));
+    for (const p of d.proposals) box.appendChild(showProposal(p, d.split));
   });
 
   // ----- 6. module hot reload ------------------------------------------------------------------
@@ -443,7 +479,9 @@ PAGE = """<!doctype html>
     say($("module-msg"), "다시 불러오는 중…");
     const r = await call("POST", "api/tools/reload-module/" + encodeURIComponent(module));
     if (!r.ok) { say($("module-msg"), explain(r), "error"); return; }
-    say($("module-msg"), "다시 불러왔습니다: " + JSON.stringify(r.data), "ok");
+    const d = r.data;
+    say($("module-msg"), "다시 불러왔습니다: " + d.module + " · 교체한 도구 " + d.tools.length + "개 (" + d.tools.join(", ") + ") · 도구 레지스트리 버전 "
+                         + d.registry_version + (d.warnings.length ? " · 경고: " + d.warnings.join(" / ") : ""), "ok");
     await refresh();
   });
 
