@@ -52,8 +52,9 @@ class ThreadServer:
 class ScriptedProcess:
     """`python -m toolroute.serve.scripted` as a child process (so that a test can kill it)."""
 
-    def __init__(self, latency: float = 0.05):
+    def __init__(self, latency: float = 0.05, busy_every: int = 0):
         self.latency = latency
+        self.busy_every = busy_every
         self.process: subprocess.Popen | None = None
         self.port = 0
         self.started = 0
@@ -69,7 +70,8 @@ class ScriptedProcess:
         self.port = free_port()
         src = Path(__file__).resolve().parents[1] / "src"
         self.process = subprocess.Popen([sys.executable, "-m", "toolroute.serve.scripted", "--port", str(self.port),
-                                         "--latency", str(self.latency)], env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"})
+                                         "--latency", str(self.latency), "--busy-every", str(self.busy_every)],
+                                        env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"})
         deadline = time.time() + 30
         while time.time() < deadline:
             try:

@@ -26,7 +26,8 @@ import yaml
 from toolroute.cards import open_catalog
 from toolroute.config import ROOT, llm_endpoint, results_dir
 from toolroute.experiments import declared
-from toolroute.experiments.notebook import LLM_CHOICES
+from toolroute.experiments.pool import check_concurrency
+from toolroute.experiments.notebook import EMBEDDED, LLM_CHOICES, LLMS_FILE, parse_llms
 from toolroute.llm.server import healthy, runtime_problem
 import ast
 from toolroute.external.bfcl import SHA256, WHEEL
@@ -54,9 +55,14 @@ def load_params(path: str | Path) -> dict:
     notebooks = params.get("notebooks")
     if not isinstance(notebooks, list) or not notebooks:
         raise PipelineError(f"{path}: expected a 'notebooks' list of {{name, parameters}}")
-    unknown = set(params) - {"notebooks", "kernel", "description"}
+    unknown = set(params) - {"notebooks", "kernel", "description", "llms"}
     if unknown:
         raise PipelineError(f"{path}: unknown top-level keys {sorted(unknown)}")
+    if "llms" in params:  # the models every notebook with an `llms` parameter compares (checked before the run)
+        try:
+            parse_llms(params["llms"], check_env=False)
+        except ValueError as exc:
+            raise PipelineError(f"{path}: {exc}") from None
     params["_path"] = str(path)
     return params
 
@@ -106,6 +112,8 @@ def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tup
             raise PipelineError(f"{params['_path']}: notebook '{name}' not found ({nb_path})")
         given = dict(entry.get("parameters") or {})
         inspected = papermill.inspect_notebook(str(nb_path))
+        if "llms" in params and "llms" in inspected:  # the file's shared list, unless the notebook names its own
+            given.setdefault("llms", params["llms"])
         unknown = sorted(set(given) - set(inspected))
         if unknown:
             raise PipelineError(
@@ -120,13 +128,15 @@ def check_notebooks(params: dict, notebooks_dir: Path | None = None) -> list[tup
     return plan
 
 
-def _llm_endpoint(given: dict) -> str | None:
-    """The OpenAI-compatible endpoint a notebook will call: its `llm_base_url`, else the environment's;
-    None when it uses the embedded model or no model (replay)."""
+def _llm_endpoints(given: dict) -> list[tuple[str, str | None]]:
+    """(model name, OpenAI-compatible endpoint) of each model a notebook will call, from its `llms`; the
+    endpoint is None for the embedded model (unless TOOLROUTE_LLM_BASE_URL is set: then that one). Empty
+    with `llm: replay` (no model). ValueError naming the entry and field for a bad `llms`."""
     if given.get("llm", "auto") == "replay":
-        return None
+        return []
     endpoint = llm_endpoint()
-    return (given.get("llm_base_url") or (endpoint.base_url if endpoint else "")).strip().rstrip("/") or None
+    default = endpoint.base_url.strip().rstrip("/") if endpoint else None
+    return [(e.name, e.base_url or default) for e in parse_llms(given.get("llms"))]
 
 
 def preflight(params: dict, plan: list[tuple[str, Path, dict, dict]]) -> None:
@@ -149,14 +159,21 @@ def preflight(params: dict, plan: list[tuple[str, Path, dict, dict]]) -> None:
             continue
         if values.get("llm", "auto") not in LLM_CHOICES:
             raise PipelineError(f"{where}: notebook '{name}': llm must be 'auto' or 'replay', got {values.get('llm')!r}")
-        if values.get("llm", "auto") != "replay":
-            endpoint = _llm_endpoint(values)
+        try:
+            parse_llms(values.get("llms"), check_env=False)  # a literal key is refused even in a replay run
+            endpoints = _llm_endpoints(values)
+            if values.get("max_concurrency") is not None:
+                check_concurrency(values["max_concurrency"])
+        except ValueError as exc:
+            raise PipelineError(f"{where}: notebook '{name}': {exc}") from None
+        for model, endpoint in endpoints:
             if endpoint and not healthy(endpoint, timeout=5.0):
-                raise PipelineError(f"{where}: notebook '{name}': the configured LLM endpoint {endpoint} does not answer "
-                                    f"(GET {endpoint}/models failed); start it, fix llm_base_url / "
+                raise PipelineError(f"{where}: notebook '{name}': the LLM endpoint {endpoint} of model {model!r} does not "
+                                    f"answer (GET {endpoint}/models failed); start it, fix its base_url in llms / "
                                     "TOOLROUTE_LLM_BASE_URL, or use llm: replay")
             if not endpoint and runtime_problem():
-                raise PipelineError(f"{where}: notebook '{name}' needs the embedded LLM: {runtime_problem()}")
+                raise PipelineError(f"{where}: notebook '{name}' needs the embedded LLM ({EMBEDDED!r} in llms): "
+                                    f"{runtime_problem()}")
 
 
 def _literal(text: str):
@@ -337,6 +354,9 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
                 f"interrupted in notebook '{name}'; what finished is kept in {run_dir} (continue with --resume)"
             ) from None
         entry.update(status="ok", seconds=round(time.perf_counter() - start, 1))
+        llms_file = run_dir / name / LLMS_FILE
+        if llms_file.is_file():  # the models it ran: served model id, first system_fingerprint, seconds
+            entry["llms"] = json.loads(llms_file.read_text(encoding="utf-8"))
         experiment = declared.find(name)
         if experiment and experiment.html:
             entry["html"] = export_html(out_nb, run_dir / experiment.html).name

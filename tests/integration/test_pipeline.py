@@ -198,11 +198,85 @@ def test_unreachable_llm_endpoint_is_reported_before_any_notebook(tmp_path, monk
 
     dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     params = _params(tmp_path, "notebooks:\n  - name: 03_step_limits\n"
-                               f"    parameters: {{task_ids: [th04], domains: [threat], llm_base_url: '{dead}'}}\n")
-    with pytest.raises(PipelineError, match=f"LLM endpoint {dead} does not answer"):
+                               f"    parameters: {{task_ids: [th04], domains: [threat], "
+                               f"llms: [{{name: far, base_url: '{dead}', model: m}}]}}\n")
+    with pytest.raises(PipelineError, match=f"LLM endpoint {dead} of model 'far' does not answer"):
         run_pipeline(params, runs_root=tmp_path / "runs")
     monkeypatch.setenv("TOOLROUTE_LLM_BASE_URL", dead)  # the environment's endpoint is checked the same way
     params = _params(tmp_path, "notebooks:\n  - name: 04_ragas_eval\n    parameters: {rag_ids: [], query_split: ''}\n")
     with pytest.raises(PipelineError, match="does not answer"):
         run_pipeline(params, runs_root=tmp_path / "runs")
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_literal_key_in_llms_is_refused_naming_the_file_and_field(tmp_path):
+    shared = _params(tmp_path, "llms:\n  - {name: mine, base_url: 'http://127.0.0.1:9/v1', model: m, api_key: sk-abc}\n"
+                               "notebooks:\n  - name: 03_step_limits\n")
+    with pytest.raises(PipelineError, match=r"p.yaml: llms\[0\]\.api_key: a literal key .* api_key_env"):
+        run_pipeline(shared, runs_root=tmp_path / "runs")
+    own = _params(tmp_path, "notebooks:\n  - name: 04_ragas_eval\n    parameters: {llm: replay, llms: "
+                            "[{name: embedded}, {name: b, base_url: 'http://127.0.0.1:9/v1', model: m, secret: x}]}\n")
+    with pytest.raises(PipelineError, match=r"p.yaml: notebook '04_ragas_eval': llms\[1\]\.secret: a literal key"):
+        run_pipeline(own, runs_root=tmp_path / "runs")
+    unset = _params(tmp_path, "llms:\n  - {name: mine, base_url: 'http://127.0.0.1:9/v1', model: m, "
+                              "api_key_env: TOOLROUTE_TEST_UNSET_KEY}\nnotebooks:\n  - name: 03_step_limits\n")
+    with pytest.raises(PipelineError, match="environment variable TOOLROUTE_TEST_UNSET_KEY is not set"):
+        run_pipeline(unset, runs_root=tmp_path / "runs")
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.slow
+@kernel_sockets[0]
+@kernel_sockets[1]
+def test_two_models_on_a_mock_endpoint_through_03_04_and_07(tmp_path, monkeypatch):
+    """The three LLM notebooks with `llms:` naming two models on the scripted OpenAI-compatible endpoint
+    (loopback, fixed latency, deterministic replies with tool calls): both models in every table, the
+    manifest records each one's served model and system_fingerprint, and the report compares them."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from serving import ScriptedProcess
+
+    monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("TOOLROUTE_TEST_MOCK_KEY", "sk-mock-not-a-secret")
+    monkeypatch.delenv("TOOLROUTE_LLM_BASE_URL", raising=False)
+    server = ScriptedProcess(latency=0.05).start()
+    try:
+        url = server.base_url
+        params = _params(tmp_path, f"""llms:
+  - {{name: mock-a, base_url: '{url}', model: mock-a, api_key_env: TOOLROUTE_TEST_MOCK_KEY, max_concurrency: 4}}
+  - {{name: mock-b, base_url: '{url}', model: mock-b, max_concurrency: 2}}
+notebooks:
+  - name: 03_step_limits
+    parameters: {{domains: [threat], caps: [1, 3], task_ids: [th04, th10, th15]}}
+  - name: 04_ragas_eval
+    parameters: {{scenario_ids: [S1], rag_ids: [], query_split: test, query_limit: 3, judge: none}}
+  - name: 07_report
+    parameters: {{token_queries: 0}}
+""")
+        start = time.perf_counter()
+        run_dir = run_pipeline(params, run_id="models", runs_root=tmp_path / "runs")
+        seconds = time.perf_counter() - start
+    finally:
+        server.stop()
+    runs = pd.read_csv(run_dir / "03_step_limits/runs.csv", keep_default_na=False)
+    assert list(runs["model"].unique()) == ["mock-a", "mock-b"] and len(runs) == 2 * 3 * 2
+    assert (runs.error == "").all()
+    by_cap = pd.read_csv(run_dir / "03_step_limits/by_cap.csv")
+    assert sorted(by_cap["model"].unique()) == ["mock-a", "mock-b"]
+    by_kind = pd.read_csv(run_dir / "04_ragas_eval/by_kind.csv")
+    assert set(zip(by_kind["model"], by_kind["kind"])) == {(m, k) for m in ("mock-a", "mock-b") for k in ("scenario", "query")}
+    scores = pd.read_csv(run_dir / "04_ragas_eval/scores.csv")
+    assert len(scores) == 2 * 7 and scores.groupby("model").size().eq(7).all()
+    models = pd.read_csv(run_dir / "models.csv")
+    assert list(models["model"]) == ["mock-a", "mock-b"] and set(models["system_fingerprint"]) == {"fp_scripted"}
+    assert list(models["served_model"]) == ["mock-a", "mock-b"] and models["03 completed"].notna().all()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    for notebook in ("03_step_limits", "04_ragas_eval"):
+        described = {e["name"]: e for e in manifest["notebooks"][notebook]["llms"]}
+        assert described["mock-a"]["served_model"] == "mock-a" and described["mock-b"]["max_concurrency"] == 2
+        assert described["mock-a"]["system_fingerprint"] == "fp_scripted"
+    assert "sk-mock" not in (run_dir / "manifest.json").read_text()
+    assert "The models side by side" in (run_dir / "report.html").read_text()
+    print(f"03, 04, 07 with two mock models: {seconds:.0f} s (" + ", ".join(
+        f"{n} {e['seconds']} s" for n, e in manifest["notebooks"].items()) + ")")

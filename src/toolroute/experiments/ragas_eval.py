@@ -52,6 +52,10 @@ from types import SimpleNamespace
 from toolroute.experiments.step_limits import replay_llm as replay
 from tqdm.auto import tqdm
 from toolroute.experiments.checkpoint import RowCheckpoint
+from toolroute.experiments.pool import check_concurrency, run_in_order
+from toolroute.config import llm_limits
+from toolroute.llm.retry import AsyncRetryOnBusy
+import httpx
 from toolroute.embeddings import get_embedder
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
@@ -209,13 +213,15 @@ def retrieved_passages(tool_log: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def run_items(agent: Any, items: Sequence[EvalItem], progress: bool = True, checkpoint: str | Path | None = None,
-              checkpoint_tag: str = "") -> pd.DataFrame:
-    """Each item through `agent.ask`; turns of one conversation share a thread. One row per item;
-    a turn that raised keeps its row with the error.
+              checkpoint_tag: str = "", max_concurrency: int = 1) -> pd.DataFrame:
+    """Each item through `agent.ask`; turns of one conversation share a thread. One row per item, in
+    the items' order; a turn that raised keeps its row with the error.
 
-    With `checkpoint` (a JSONL path) each finished turn is saved at once; a conversation whose turns
+    With `checkpoint` (a JSONL path) each finished turn is saved; a conversation whose turns
     were all saved under the same `checkpoint_tag` is taken from it, any other is run again from its
-    first turn (its memory lived in the interrupted process)."""
+    first turn (its memory lived in the interrupted process). `max_concurrency` conversations run at
+    once (`toolroute.experiments.pool`: a conversation's turns in order in one worker); rows and
+    checkpoint lines come out in conversation order whatever order they finish in."""
 
 
     saved = RowCheckpoint(checkpoint, ["kind", "id", "user"], checkpoint_tag)
@@ -226,34 +232,82 @@ def run_items(agent: Any, items: Sequence[EvalItem], progress: bool = True, chec
              if all(saved.get(kind=i.kind, id=i.id, user=i.user) is not None for i in turns)}
     if reuse:
         print(f"checkpoint {checkpoint}: {sum(len(conversations[c]) for c in reuse)} finished turn(s) taken, not run again")
-    threads: dict[str, str] = {}
-    rows = []
-    for item in tqdm(items, desc="agent turns", disable=not progress):
-        if item.conversation in reuse:
-            rows.append(saved.get(kind=item.kind, id=item.id, user=item.user))
+    bar = tqdm(total=len(items), desc="agent turns", disable=not progress)
+
+    def run_conversation(conversation: str) -> list[tuple[dict[str, Any], bool]]:
+        """Its rows, turn by turn in one thread; (row, whether to save it)."""
+        if conversation in reuse:
+            bar.update(len(conversations[conversation]))
+            return [(saved.get(kind=i.kind, id=i.id, user=i.user), False) for i in conversations[conversation]]
+        thread = f"ragas-{conversation}-{uuid.uuid4().hex[:8]}"
+        out = []
+        for item in conversations[conversation]:
+            started = time.perf_counter()
+            try:
+                state, error = dict(agent.ask(item.user, thread)), ""
+            except Exception as exc:  # noqa: BLE001 - one failing turn must not lose the run
+                state, error = {}, f"{type(exc).__name__}: {exc}"
+            log = [{"name": e["name"], "args": e.get("args", {}), "result": e.get("result")}
+                   for e in state.get("tool_log", []) or []]
+            row = {
+                "kind": item.kind, "id": item.id, "conversation": item.conversation, "user": item.user,
+                "rewritten": state.get("rewritten", ""), "routed": list(state.get("routed", []) or []),
+                "tool_log": log, "called_tools": [e["name"] for e in log],
+                "gold_tools": [name for name, _ in item.reference_calls],
+                "answer": state.get("answer", "") or "", "retrieved_contexts": retrieved_passages(log),
+                "blocked": state.get("blocked") or "", "capped": bool(state.get("capped", False)),
+                "llm_calls": int(state.get("llm_calls", 0) or 0), "prompt_tokens": int(state.get("prompt_tokens", 0) or 0),
+                "completion_tokens": int(state.get("completion_tokens", 0) or 0),
+                "seconds": round(time.perf_counter() - started, 3), "error": error or (state.get("error") or ""),
+            }
+            out.append((row, not row["error"]))
+            bar.update(1)
+        return out
+
+    def commit(index: int, rows: list[tuple[dict[str, Any], bool]]) -> None:
+        for row, save in rows:
+            if save:
+                saved.add(json.loads(json.dumps(row, ensure_ascii=False, default=str)))  # as it will read back
+
+    order = list(conversations)
+    done = dict(zip(order, run_in_order(order, run_conversation, max_concurrency, commit=commit)))
+    bar.close()
+    by_id = {(row["kind"], row["id"]): row for rows in done.values() for row, _ in rows}
+    return pd.DataFrame([by_id[(item.kind, item.id)] for item in items])
+
+
+def run_models(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Sequence[EvalItem],
+               checkpoint: str | Path | None = None, tag: str = "", progress: bool = True) -> pd.DataFrame:
+    """`run_items` for each model of the notebook (`select_llms`) with the agent `make_agent(chat)`
+    builds, one model after the other at its own `max_concurrency`, each under its own checkpoint tag
+    (the model's tag, then `tag`); the rows of all, `model` first. Each model's wall seconds go to its
+    `run_seconds`."""
+    parts = []
+    for model in models:
+        start = time.perf_counter()
+        part = run_items(make_agent(model.chat), items, progress=progress, checkpoint=checkpoint,
+                         checkpoint_tag=f"{model.tag}|{tag}", max_concurrency=model.max_concurrency)
+        model.run_seconds = round(time.perf_counter() - start, 1)
+        part.insert(0, "model", model.name)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def judge_models(models: Sequence[Any], runs: pd.DataFrame, items: Sequence[EvalItem], limit: int | None,
+                 metrics: Sequence[str] | None = None, progress: bool = True) -> pd.DataFrame:
+    """Each model judges its own rows (`judge_subset(…, limit)` of them) at its `max_concurrency`; the
+    judgements of all, `model` first (none for the replay stand-in)."""
+    parts = []
+    for model in models:
+        if model.replay:
             continue
-        thread = threads.setdefault(item.conversation, f"ragas-{item.conversation}-{uuid.uuid4().hex[:8]}")
-        started = time.perf_counter()
-        try:
-            state, error = dict(agent.ask(item.user, thread)), ""
-        except Exception as exc:  # noqa: BLE001 - one failing turn must not lose the run
-            state, error = {}, f"{type(exc).__name__}: {exc}"
-        log = [{"name": e["name"], "args": e.get("args", {}), "result": e.get("result")}
-               for e in state.get("tool_log", []) or []]
-        rows.append({
-            "kind": item.kind, "id": item.id, "conversation": item.conversation, "user": item.user,
-            "rewritten": state.get("rewritten", ""), "routed": list(state.get("routed", []) or []),
-            "tool_log": log, "called_tools": [e["name"] for e in log],
-            "gold_tools": [name for name, _ in item.reference_calls],
-            "answer": state.get("answer", "") or "", "retrieved_contexts": retrieved_passages(log),
-            "blocked": state.get("blocked") or "", "capped": bool(state.get("capped", False)),
-            "llm_calls": int(state.get("llm_calls", 0) or 0), "prompt_tokens": int(state.get("prompt_tokens", 0) or 0),
-            "completion_tokens": int(state.get("completion_tokens", 0) or 0),
-            "seconds": round(time.perf_counter() - started, 3), "error": error or (state.get("error") or ""),
-        })
-        if not rows[-1]["error"]:
-            saved.add(json.loads(json.dumps(rows[-1], ensure_ascii=False, default=str)))  # as it will read back
-    return pd.DataFrame(rows)
+        judge = judge_llm(model.config.base_url, model.config.model, model.config.api_key)
+        subset = judge_subset(runs[runs["model"] == model.name], limit)
+        part = score_with_llm(subset, items, judge, metrics=LLM_METRICS if metrics is None else metrics, progress=progress,
+                              max_concurrency=model.max_concurrency)
+        part.insert(0, "model", model.name)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 # --- conversion to RAGAS --------------------------------------------------------------------------------------
@@ -316,6 +370,20 @@ def score_without_llm(runs: pd.DataFrame, items: Sequence[EvalItem]) -> pd.DataF
         return _run_async(_score_without_llm(runs, {i.id: i for i in items}))
 
 
+def score_rows(runs: pd.DataFrame, items: Sequence[EvalItem]) -> pd.DataFrame:
+    """`score_without_llm` beside each row's keys (`model` when present, kind, id, conversation), row for row."""
+    keys = runs[[*_models(runs), "kind", "id", "conversation"]].reset_index(drop=True)
+    return pd.concat([keys, score_without_llm(runs, items).drop(columns=["id"]).reset_index(drop=True)], axis=1)
+
+
+def merge_judged(scores: pd.DataFrame, judged: pd.DataFrame | None, metrics: Sequence[str]) -> pd.DataFrame:
+    """The judged metrics added to `scores` (NaN on rows not judged), matched on model and id."""
+    if judged is None or judged.empty:
+        return scores
+    on = [*_models(scores), "id"]
+    return scores.merge(judged[[*on, *[m for m in metrics if m in judged.columns]]], on=on, how="left")
+
+
 async def _score_without_llm(runs: pd.DataFrame, items: dict[str, EvalItem]) -> pd.DataFrame:
     from ragas.dataset_schema import SingleTurnSample  # heavy (~2 s): only when scoring
     from ragas.metrics.collections import CHRFScore, StringPresence, ToolCallAccuracy, ToolCallF1  # heavy (~2 s): only when scoring
@@ -374,26 +442,34 @@ class RagasEmbeddings:
         return _Adapter()
 
 
-def judge_llm(base_url: str, model: str, api_key: str = "local", timeout: float = 300.0, max_tokens: int = 1024):
-    """A RAGAS LLM (instructor over an OpenAI-compatible server) for the judged metrics."""
+def judge_llm(base_url: str, model: str, api_key: str = "local", timeout: float = 300.0, max_tokens: int = 1024,
+              retries: int | None = None):
+    """A RAGAS LLM (instructor over an OpenAI-compatible server) for the judged metrics; 429 and 5xx
+    answers are retried with back-off like the agent's (`toolroute.llm.retry`), timeouts are not."""
     from openai import AsyncOpenAI  # only with an LLM judge
     from ragas.llms import llm_factory  # heavy (~2 s): only when scoring
 
-    client = AsyncOpenAI(base_url=base_url, api_key=api_key or "local", timeout=timeout, max_retries=0)
+    retries = llm_limits().retries if retries is None else retries
+    client = AsyncOpenAI(base_url=base_url, api_key=api_key or "local", timeout=timeout, max_retries=0,
+                         http_client=httpx.AsyncClient(transport=AsyncRetryOnBusy(retries), timeout=timeout))
     return llm_factory(model, client=client, temperature=0.0, max_tokens=max_tokens)
 
 
 def score_with_llm(runs: pd.DataFrame, items: Sequence[EvalItem], llm: Any, embeddings: Any = None,
-                   metrics: Sequence[str] = tuple(LLM_METRICS), progress: bool = True) -> pd.DataFrame:
+                   metrics: Sequence[str] = tuple(LLM_METRICS), progress: bool = True,
+                   max_concurrency: int = 1) -> pd.DataFrame:
     """The judged metrics per row; columns `<metric>` (NaN when not applicable or failed) and
-    `<metric>_status` ("ok", "n/a", or "failed: <reason>")."""
+    `<metric>_status` ("ok", "n/a", or "failed: <reason>"). `max_concurrency` rows are judged at
+    once; the rows keep the order of `runs`."""
     unknown = sorted(set(metrics) - set(LLM_METRICS))
     if unknown:
         raise ValueError(f"llm_metrics: unknown metric(s) {unknown}; known: {LLM_METRICS}")
-    return _run_async(_score_with_llm(runs, {i.id: i for i in items}, llm, embeddings, list(metrics), progress))
+    check_concurrency(max_concurrency)
+    return _run_async(_score_with_llm(runs, {i.id: i for i in items}, llm, embeddings, list(metrics), progress,
+                                      max_concurrency))
 
 
-async def _score_with_llm(runs, items, llm, embeddings, metrics, progress) -> pd.DataFrame:
+async def _score_with_llm(runs, items, llm, embeddings, metrics, progress, max_concurrency=1) -> pd.DataFrame:
     from ragas.metrics.collections import AgentGoalAccuracyWithReference, AnswerRelevancy, Faithfulness  # heavy (~2 s): only when scoring
 
     scorers: dict[str, Callable] = {}
@@ -411,22 +487,26 @@ async def _score_with_llm(runs, items, llm, embeddings, metrics, progress) -> pd
         scorers["agent_goal_accuracy"] = lambda run, item: (
             goal.ascore(user_input=ragas_messages(run["user"], run["tool_log"], run["answer"]),
                         reference=item.reference_text) if item.kind == "scenario" else None)
-    rows = []
     bar = tqdm(total=len(runs) * len(scorers), desc="LLM judgements", disable=not progress)
-    for _, run in runs.iterrows():
+    slots = asyncio.Semaphore(max_concurrency)
+
+    async def judge(run) -> dict[str, Any]:
         item = items[run["id"]]
         row: dict[str, Any] = {"id": run["id"]}
-        for name, make in scorers.items():
-            coro = make(run, item)
-            if coro is None:
-                row[name], row[f"{name}_status"] = math.nan, "n/a"
-            else:
-                try:
-                    row[name], row[f"{name}_status"] = _value(await coro), "ok"
-                except Exception as exc:  # noqa: BLE001 - a failed judgement is counted, not hidden
-                    row[name], row[f"{name}_status"] = math.nan, f"failed: {type(exc).__name__}: {str(exc)[:200]}"
-            bar.update(1)
-        rows.append(row)
+        async with slots:
+            for name, make in scorers.items():
+                coro = make(run, item)
+                if coro is None:
+                    row[name], row[f"{name}_status"] = math.nan, "n/a"
+                else:
+                    try:
+                        row[name], row[f"{name}_status"] = _value(await coro), "ok"
+                    except Exception as exc:  # noqa: BLE001 - a failed judgement is counted, not hidden
+                        row[name], row[f"{name}_status"] = math.nan, f"failed: {type(exc).__name__}: {str(exc)[:200]}"
+                bar.update(1)
+        return row
+
+    rows = await asyncio.gather(*(judge(run) for _, run in runs.iterrows()))  # in the order of `runs`
     bar.close()
     return pd.DataFrame(rows)
 
@@ -436,23 +516,33 @@ async def _score_with_llm(runs, items, llm, embeddings, metrics, progress) -> pd
 def judge_failures(judged: pd.DataFrame) -> pd.DataFrame:
     """Per judged metric: attempted, ok, failed, not applicable."""
     rows = []
-    for col in [c for c in judged.columns if c.endswith("_status")]:
-        status = judged[col].astype(str)
-        rows.append({"metric": col[: -len("_status")], "attempted": int((status != "n/a").sum()),
-                     "ok": int((status == "ok").sum()), "failed": int(status.str.startswith("failed").sum()),
-                     "not_applicable": int((status == "n/a").sum())})
-    return pd.DataFrame(rows, columns=["metric", "attempted", "ok", "failed", "not_applicable"])
+    groups = judged.groupby("model", sort=False) if "model" in judged.columns else [(None, judged)]
+    for model, part in groups:
+        for col in [c for c in judged.columns if c.endswith("_status")]:
+            status = part[col].astype(str)
+            rows.append({**({"model": model} if model is not None else {}), "metric": col[: -len("_status")],
+                         "attempted": int((status != "n/a").sum()), "ok": int((status == "ok").sum()),
+                         "failed": int(status.str.startswith("failed").sum()),
+                         "not_applicable": int((status == "n/a").sum())})
+    return pd.DataFrame(rows, columns=[*_models(judged), "metric", "attempted", "ok", "failed", "not_applicable"])
 
 
 def metric_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in NON_LLM_METRICS + LLM_METRICS if c in frame.columns]
 
 
+def _models(frame: pd.DataFrame) -> list[str]:
+    """["model"] when the rows carry the model that produced them (runs of the `llms` list), else []."""
+    return ["model"] if "model" in frame.columns else []
+
+
 def summary_by_kind(scores: pd.DataFrame) -> pd.DataFrame:
-    """Mean of every metric per kind, with n (rows where the metric applied) in brackets' own column."""
+    """Mean of every metric per kind (per model and kind when `scores` has a `model` column), with n
+    (rows where the metric applied) in its own column."""
     rows = []
-    for kind, group in scores.groupby("kind", sort=False):
-        row: dict[str, Any] = {"kind": kind, "turns": len(group)}
+    for keys, group in scores.groupby([*_models(scores), "kind"], sort=False):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        row: dict[str, Any] = {**dict(zip([*_models(scores), "kind"], keys)), "turns": len(group)}
         for m in metric_columns(scores):
             values = pd.to_numeric(group[m], errors="coerce")
             row[m] = values.mean() if values.notna().any() else math.nan
@@ -467,8 +557,9 @@ def summary_by_conversation(scores: pd.DataFrame) -> pd.DataFrame:
     if part.empty:
         return pd.DataFrame()
     cols = metric_columns(part)
-    table = part.groupby("conversation", sort=True)[cols].mean(numeric_only=True)
-    table.insert(0, "turns", part.groupby("conversation").size())
+    by = [*_models(part), "conversation"]
+    table = part.groupby(by, sort=True)[cols].mean(numeric_only=True)
+    table.insert(0, "turns", part.groupby(by).size())
     return table.reset_index()
 
 
@@ -481,6 +572,10 @@ def metric_plot(scores: pd.DataFrame, path: str | Path | None = None):
 
     cols = [m for m in metric_columns(scores) if pd.to_numeric(scores[m], errors="coerce").notna().any()]
     kinds = [k for k in KINDS if k in set(scores["kind"])]
+    if "model" in scores.columns and scores["model"].nunique() > 1:  # one bar per model and kind
+        models = list(dict.fromkeys(scores["model"].astype(str)))
+        scores = scores.assign(kind=scores["model"].astype(str) + "\n" + scores["kind"])
+        kinds = [f"{m}\n{k}" for m in models for k in kinds if f"{m}\n{k}" in set(scores["kind"])]
     ncols = min(4, max(1, len(cols)))
     nrows = max(1, math.ceil(len(cols) / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.2 * nrows), squeeze=False)
@@ -509,6 +604,14 @@ def metric_plot(scores: pd.DataFrame, path: str | Path | None = None):
 
 def findings(scores: pd.DataFrame, runs: pd.DataFrame, judged: pd.DataFrame | None = None) -> list[str]:
     """Markdown lines with the headline numbers per kind, computed from the tables."""
+    if "model" in scores.columns and scores["model"].nunique() > 1:
+        lines = []
+        for model, part in scores.groupby("model", sort=False):
+            mine = runs[runs["model"] == model] if "model" in runs.columns else runs
+            theirs = judged[judged["model"] == model] if judged is not None and "model" in judged.columns else judged
+            lines += [f"**Model {model}**", *findings(part.drop(columns=["model"]), mine, theirs)]
+        return lines
+    scores = scores.drop(columns=["model"], errors="ignore")
     lines = []
     table = summary_by_kind(scores).set_index("kind")
     for kind in [k for k in KINDS if k in table.index]:

@@ -20,6 +20,7 @@ import pandas as pd
 from toolroute.experiments import declared
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS, TOOLCARD_ABLATION,
                                             Experiment)
+from toolroute.experiments.notebook import parse_llms
 from toolroute.experiments.step_limits import read_runs, verdict
 
 # Seed 002, section 5: 79 test queries (64 tool-call, 15 no-call), k=5; most were copied from its cards.
@@ -128,6 +129,60 @@ def card_improvement_summary(run: RunOutputs) -> pd.DataFrame | None:
     cols = ["split", "arm", "n", "hit@1", "hit@1_diff", "hit@1_diff_lo", "hit@1_diff_hi", "recall@5", "mrr",
             "no_call_accuracy", "generation_seconds", "seconds_per_query_p50", "llm_calls"]
     return table[[c for c in cols if c in table.columns]]
+
+
+def _llms(run: RunOutputs, notebook: str) -> dict[str, dict[str, Any]]:
+    """What the manifest recorded about the models a notebook ran, by name."""
+    entries = (run.manifest.get("notebooks") or {}).get(notebook, {}).get("llms") or []
+    return {e.get("name"): e for e in entries if isinstance(e, dict)}
+
+
+def _per_model(table: pd.DataFrame | None, notebook: str, run: RunOutputs) -> pd.DataFrame | None:
+    """`table` with a `model` column (a table from before `llms`: its one model, as the manifest names it)."""
+    if table is None or "model" in table.columns:
+        return table
+    names = list(_llms(run, notebook)) or ["embedded"]
+    return table.assign(model=names[0])
+
+
+def model_comparison(run: RunOutputs, llms: Any = None, proposed_cap: int = 3) -> pd.DataFrame:
+    """The models of the run side by side, one row each: step-limit completion, tokens and seconds per
+    task at `proposed_cap` (03, the smallest top-k), the RAGAS headline metric of each kind (04: tool-call
+    accuracy of the scenario turns, fact presence of the RAG answers, name-only tool F1 of the test
+    queries), wall seconds of each notebook's rows, the concurrency, and the model id and
+    system_fingerprint its server answered with. `llms` (the notebooks' list, or None for every model in
+    the tables) picks and orders the rows."""
+    by_cap = _per_model(run.table(STEP_LIMITS.notebook, "by_cap"), STEP_LIMITS.notebook, run)
+    by_kind = _per_model(run.table(RAGAS_EVAL.notebook, "by_kind"), RAGAS_EVAL.notebook, run)
+    found = [*([] if by_cap is None else by_cap["model"].astype(str)), *([] if by_kind is None else by_kind["model"].astype(str))]
+    names = [e.name for e in parse_llms(llms, check_env=False)] if llms is not None else list(dict.fromkeys(found))
+    described = {**_llms(run, STEP_LIMITS.notebook), **_llms(run, RAGAS_EVAL.notebook)}
+    rows = []
+    for name in names:
+        row: dict[str, Any] = {"model": name}
+        info = described.get(name, {})
+        row["served_model"] = info.get("served_model") or info.get("model")
+        row["system_fingerprint"] = info.get("system_fingerprint")
+        row["max_concurrency"] = info.get("max_concurrency")
+        if by_cap is not None:
+            mine = by_cap[(by_cap["model"].astype(str) == name) & (by_cap["cap"] == proposed_cap)]
+            mine = mine[mine["top_k"] == mine["top_k"].min()] if len(mine) else mine
+            if len(mine):
+                r = mine.iloc[0]
+                row.update({f"03 completion @cap {proposed_cap}": r["completion"],
+                            "03 completed": f"{int(r['completed'])}/{int(r['runs'])}",
+                            "03 tokens per task": r["total_tokens"], "03 seconds per task": r["seconds"],
+                            "03 errors": int(r["errors"])})
+            row["03 wall seconds"] = _llms(run, STEP_LIMITS.notebook).get(name, {}).get("run_seconds")
+        if by_kind is not None:
+            mine = by_kind[by_kind["model"].astype(str) == name].set_index("kind")
+            for kind, metric in (("scenario", "tool_call_accuracy"), ("rag", "fact_presence"), ("query", "tool_name_f1")):
+                if kind in mine.index and metric in mine.columns:
+                    row[f"04 {kind} {metric}"] = mine.loc[kind, metric]
+            row["04 turns"] = int(mine["turns"].sum()) if len(mine) else 0
+            row["04 wall seconds"] = _llms(run, RAGAS_EVAL.notebook).get(name, {}).get("run_seconds")
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def timings(run: RunOutputs) -> pd.DataFrame:

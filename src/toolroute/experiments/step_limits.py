@@ -32,6 +32,8 @@ hands them to LangGraph's `configurable` for that run only: the agent's own conf
 from __future__ import annotations
 
 import json
+import threading
+import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -48,6 +50,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from tqdm.auto import tqdm
 from toolroute.experiments.checkpoint import RowCheckpoint
+from toolroute.experiments.pool import OrderedTickets, check_concurrency, run_in_order
 from toolroute.llm import chat_model
 
 AgentFactory = Callable[[str, int], Any]  # (domain, top_k) -> toolroute.agent.Agent
@@ -230,66 +233,110 @@ def score_run(task: Task, state: dict[str, Any], error: str = "") -> dict[str, A
 def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: Sequence[int] = (5,), llm: Any = None,
                     task_ids: Iterable[str] | None = None, progress: bool = True,
                     agent_factory: AgentFactory | None = None, checkpoint: str | Path | None = None,
-                    checkpoint_tag: str = "", reuse_uncapped: bool = True, verify_reuse: int = 0) -> pd.DataFrame:
+                    checkpoint_tag: str = "", reuse_uncapped: bool = True, verify_reuse: int = 0,
+                    max_concurrency: int = 1) -> pd.DataFrame:
     """One row per domain × task × top-k × cap (see the module docstring for the columns and the reuse rule).
 
     Parameters are checked before any agent is built or any LLM started. `agent_factory(domain,
     top_k)` builds the agent (default: `create_agent` with `llm`, or `toolroute.llm.chat_model()`).
-    With `checkpoint` (a JSONL path) every finished run is saved at once, and runs already saved
+    With `checkpoint` (a JSONL path) every finished run is saved, and runs already saved
     under the same `checkpoint_tag` (say, the LLM) are taken from it instead of run again.
+
+    `max_concurrency` tasks run at once (`toolroute.experiments.pool`: each task's caps in order in
+    one worker, one agent per domain and top-k shared by the workers); rows and checkpoint lines come
+    out in task order whatever order the tasks finish in, and `verify_reuse` picks the same copies.
     """
 
 
     caps, top_ks, tasks = check_parameters(domains, caps, top_ks, task_ids)
+    check_concurrency(max_concurrency)
     saved = RowCheckpoint(checkpoint, ["domain", "task_id", "top_k", "cap", "query"], checkpoint_tag)
     if agent_factory is None:
         if llm is None:
             llm = chat_model()
         agent_factory = default_agent_factory(llm)
-    total = sum(len(t) for t in tasks.values()) * len(caps) * len(top_ks)
-    bar = tqdm(total=total, desc="step-limit runs", disable=not progress)
-    rows = []
-    verify_left = max(0, int(verify_reuse))
+    jobs = [(domain, top_k, task) for domain, domain_tasks in tasks.items() for top_k in top_ks
+            for task in domain_tasks]  # caps innermost (in a job): the same prompt again, a server's prompt cache helps
+    bar = tqdm(total=len(jobs) * len(caps), desc="step-limit runs", disable=not progress)
+    tickets = OrderedTickets(verify_reuse)
+    agents: dict[tuple[str, int], Any] = {}
+    agents_lock = threading.Lock()
     if len(saved):
         print(f"checkpoint {checkpoint}: {len(saved)} finished run(s) taken, not run again")
-    for domain, domain_tasks in tasks.items():
-        for top_k in top_ks:
-            agent = None
-            for task in domain_tasks:  # caps innermost: the same prompt again, so a server's prompt cache helps
-                uncapped = None  # the first row of this task that ran to its end without the cap acting
-                verified_task = False  # one verified copy per task, so the checks spread over tasks
-                for cap in sorted(caps):
-                    check = ""
-                    if reuse_uncapped and uncapped is not None:
-                        if verify_left <= 0 or verified_task:
-                            rows.append({**uncapped, "cap": cap, "reused_from_cap": uncapped["cap"], "reuse_check": ""})
-                            bar.update(1)
-                            continue
-                        verify_left -= 1
-                        verified_task, check = True, "pending"
-                    done = saved.get(domain=domain, task_id=task.id, top_k=top_k, cap=cap, query=task.query)
-                    if done is not None:
-                        rows.append({"reused_from_cap": 0, **done, "reuse_check": _reuse_check(check, uncapped, done)})
-                        uncapped = _uncapped(rows[-1], uncapped)
+
+    def agent_for(domain: str, top_k: int):
+        with agents_lock:  # built once, only when a run is left to do
+            if (domain, top_k) not in agents:
+                agents[(domain, top_k)] = agent_factory(domain, top_k)
+            return agents[(domain, top_k)]
+
+    def run_task(index: int) -> list[tuple[dict[str, Any], bool]]:
+        """The rows of one task, every cap in ascending order; (row, whether to save it)."""
+        domain, top_k, task = jobs[index]
+        out: list[tuple[dict[str, Any], bool]] = []
+        uncapped = None  # the first row of this task that ran to its end without the cap acting
+        asked = False  # one verified copy per task at most, so the checks spread over tasks
+        try:
+            for cap in caps:
+                check = ""
+                if reuse_uncapped and uncapped is not None:
+                    granted = tickets.take(index) if not asked else False
+                    asked = True
+                    if not granted:
+                        out.append(({**uncapped, "cap": cap, "reused_from_cap": uncapped["cap"], "reuse_check": ""},
+                                    False))
                         bar.update(1)
                         continue
-                    if agent is None:  # built only when a run is left to do
-                        agent = agent_factory(domain, top_k)
-                    thread = f"steps-{domain}-{task.id}-k{top_k}-c{cap}-{uuid.uuid4().hex[:8]}"
-                    try:
-                        state, error = dict(agent.ask(task.query, thread, max_tool_steps=cap, top_k=top_k)), ""
-                    except Exception as exc:  # noqa: BLE001 - one failing task must not lose the run
-                        state, error = {}, f"{type(exc).__name__}: {exc}"
-                    row = {"domain": domain, "task_id": task.id, "top_k": top_k, "cap": cap,
-                           "chain_length": task.chain_length, "query": task.query, **score_run(task, state, error),
-                           "reused_from_cap": 0}
-                    rows.append({**row, "reuse_check": _reuse_check(check, uncapped, row)})
-                    if not row["error"]:  # a failed run (server down …) is run again next time
-                        saved.add(row)
-                    uncapped = _uncapped(row, uncapped)
+                    check = "pending"
+                done = saved.get(domain=domain, task_id=task.id, top_k=top_k, cap=cap, query=task.query)
+                if done is not None:
+                    out.append(({"reused_from_cap": 0, **done, "reuse_check": _reuse_check(check, uncapped, done)},
+                                False))
+                    uncapped = _uncapped(out[-1][0], uncapped)
                     bar.update(1)
+                    continue
+                agent = agent_for(domain, top_k)
+                thread = f"steps-{domain}-{task.id}-k{top_k}-c{cap}-{uuid.uuid4().hex[:8]}"
+                try:
+                    state, error = dict(agent.ask(task.query, thread, max_tool_steps=cap, top_k=top_k)), ""
+                except Exception as exc:  # noqa: BLE001 - one failing task must not lose the run
+                    state, error = {}, f"{type(exc).__name__}: {exc}"
+                row = {"domain": domain, "task_id": task.id, "top_k": top_k, "cap": cap,
+                       "chain_length": task.chain_length, "query": task.query, **score_run(task, state, error),
+                       "reused_from_cap": 0}
+                out.append(({**row, "reuse_check": _reuse_check(check, uncapped, row)},
+                            not row["error"]))  # a failed run (server down …) is run again next time
+                uncapped = _uncapped(row, uncapped)
+                bar.update(1)
+        finally:
+            tickets.skip(index)  # a task that never reached a copy (or failed) holds no later task back
+        return out
+
+    def commit(index: int, rows: list[tuple[dict[str, Any], bool]]) -> None:
+        for row, save in rows:
+            if save:
+                saved.add({k: v for k, v in row.items() if k != "reuse_check"})
+
+    results = run_in_order(range(len(jobs)), run_task, max_concurrency, commit=commit)
     bar.close()
-    return pd.DataFrame(rows)
+    return pd.DataFrame([row for rows in results for row, _ in rows])
+
+
+def run_models(models: Sequence[Any], domains: Sequence[str] | str, caps: Sequence[int], top_ks: Sequence[int] = (5,),
+               checkpoint: str | Path | None = None, code: str = "", **kwargs: Any) -> pd.DataFrame:
+    """`run_step_limits` for each model of the notebook (`select_llms`), one after the other, each with
+    its own `max_concurrency` and checkpoint tag (the model's tag and the `code` digest); the rows of
+    all, `model` (the model's name in `llms`) first. Each model's wall seconds go to its `run_seconds`."""
+    parts = []
+    for model in models:
+        start = time.perf_counter()
+        part = run_step_limits(domains, caps, top_ks, llm=model.chat, checkpoint=checkpoint,
+                               checkpoint_tag=f"{model.tag}|code={code}", max_concurrency=model.max_concurrency,
+                               **kwargs)
+        model.run_seconds = round(time.perf_counter() - start, 1)
+        part.insert(0, "model", model.name)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
 
 
 def _uncapped(row: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -309,7 +356,13 @@ def _reuse_check(check: str, source: dict[str, Any] | None, row: dict[str, Any])
 
 # --- tables -------------------------------------------------------------------------------------------------
 
+def _by(frame: pd.DataFrame, by: list[str]) -> list[str]:
+    """`by`, led by `model` when the runs come from several models (a frame without the column: one model)."""
+    return ["model", *by] if "model" in frame.columns else list(by)
+
+
 def _aggregate(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    by = _by(frame, by)
     f = frame.assign(errored=frame["error"].fillna("").astype(str) != "", looped=frame["loops"] > 0,
                      repeated=frame["repeated_calls"] > 0, seconds=pd.to_numeric(frame["seconds"], errors="coerce"))
     table = f.groupby(by, sort=True).agg(
@@ -331,10 +384,12 @@ def summarise(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
       (d_completed, d_tokens, d_llm_calls, d_seconds) and tokens per extra completed task;
     - by_length: per top-k, required chain length and cap;
     - by_domain: per domain, top-k and cap.
+
+    With a `model` column (runs of several models), every table has one block per model, `model` first.
     """
     by_cap = _aggregate(frame, ["top_k", "cap"])
     parts = []
-    for _, group in by_cap.groupby("top_k", sort=True):
+    for _, group in by_cap.groupby(_by(frame, ["top_k"]), sort=True):
         group = group.sort_values("cap").copy()
         group["d_completed"] = group["completed"].diff()
         group["d_completion"] = group["completion"].diff()
@@ -361,7 +416,9 @@ def cut_chains(frame: pd.DataFrame) -> pd.DataFrame:
     columns = ["domain", "task_id", "top_k", "chain_length", "gold_tools", "cap", "completed_at", "capped",
                "tool_steps", "called_tools", "cut_before", "missing_facts", "cause", "query"]
     rows = []
-    for (domain, task_id, top_k), group in frame.groupby(["domain", "task_id", "top_k"], sort=True):
+    for keys, group in frame.groupby(_by(frame, ["domain", "task_id", "top_k"]), sort=True):
+        domain, task_id, top_k = keys[-3:]
+        model = {"model": keys[0]} if "model" in frame.columns else {}
         group = group.sort_values("cap")
         done = group[group["completed"].astype(bool)]
         if done.empty:
@@ -380,16 +437,23 @@ def cut_chains(frame: pd.DataFrame) -> pd.DataFrame:
                     cut_before = name
                     break
             at_cap = bool(run["capped"]) or (run["tool_steps"] >= run["cap"] and bool(cut_before))
-            rows.append({"domain": domain, "task_id": task_id, "top_k": top_k, "chain_length": run["chain_length"],
+            rows.append({**model, "domain": domain, "task_id": task_id, "top_k": top_k, "chain_length": run["chain_length"],
                          "gold_tools": list(run["gold_tools"]), "cap": run["cap"], "completed_at": int(later["cap"].min()),
                          "capped": bool(run["capped"]), "tool_steps": run["tool_steps"], "called_tools": called,
                          "cut_before": cut_before, "missing_facts": list(run["missing_facts"]),
                          "cause": "cap" if at_cap else "other", "query": run["query"]})
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=_by(frame, columns))
 
 
 def verdict(frame: pd.DataFrame, proposed: int = 3) -> list[str]:
-    """Markdown lines answering: is `proposed` the right cap, and what does each extra step cost?"""
+    """Markdown lines answering: is `proposed` the right cap, and what does each extra step cost?
+    (per model, under a heading each, when the runs come from several models)"""
+    if "model" in frame.columns and frame["model"].nunique() > 1:
+        lines = []
+        for model, part in frame.groupby("model", sort=False):
+            lines += [f"**Model {model}**", *verdict(part.drop(columns=["model"]), proposed)]
+        return lines
+    frame = frame.drop(columns=["model"], errors="ignore")
     tables = summarise(frame)
     cuts = cut_chains(frame)
     lines = []
@@ -461,9 +525,23 @@ def _save(fig, path: str | Path | None):
     return fig
 
 
+def _one_series_key(frame: pd.DataFrame) -> pd.DataFrame:
+    """For the figures: several models become several line styles, like several top-ks ("model · k5")."""
+    if "model" not in frame.columns:
+        return frame
+    if frame["model"].nunique() > 1:
+        frame = frame.assign(top_k=frame["model"].astype(str) + " · k" + frame["top_k"].astype(str))
+    return frame.drop(columns=["model"])
+
+
+def _series(top_k) -> str:
+    return f", {top_k}" if isinstance(top_k, str) else f", top-{top_k}"
+
+
 def completion_plot(frame: pd.DataFrame, path: str | Path | None = None, title: str = ""):
-    """Completion rate against the cap, one line per required chain length (and top-k when several)."""
+    """Completion rate against the cap, one line per required chain length (and top-k or model when several)."""
     plt = _plt()
+    frame = _one_series_key(frame)
     table = _aggregate(frame, ["top_k", "chain_length", "cap"])
     several = table["top_k"].nunique() > 1
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -471,14 +549,14 @@ def completion_plot(frame: pd.DataFrame, path: str | Path | None = None, title: 
     for i, (top_k, tk) in enumerate(table.groupby("top_k", sort=True)):
         for length, group in tk.groupby("chain_length", sort=True):
             n = int(group["runs"].iloc[0])
-            label = f"{int(length)}-tool tasks (n={n})" + (f", top-{top_k}" if several else "")
+            label = f"{int(length)}-tool tasks (n={n})" + (_series(top_k) if several else "")
             shift = (int(length) - 1.5) * 0.03  # a small sideways shift so equal lines stay visible
             ax.plot(group["cap"] + shift, group["completion"], marker="o", ls=styles[i % len(styles)], label=label,
                     color=f"C{int(length)}")
     pooled = _aggregate(frame, ["top_k", "cap"])
     for i, (top_k, group) in enumerate(pooled.groupby("top_k", sort=True)):
         ax.plot(group["cap"], group["completion"], color="black", lw=2, ls=styles[i % len(styles)],
-                label="all tasks" + (f", top-{top_k}" if several else ""))
+                label="all tasks" + (_series(top_k) if several else ""))
     caps = sorted(frame["cap"].unique())
     ax.set_xticks(caps)
     ax.set_ylim(-0.03, 1.03)
@@ -493,6 +571,7 @@ def completion_plot(frame: pd.DataFrame, path: str | Path | None = None, title: 
 def cost_plot(frame: pd.DataFrame, path: str | Path | None = None, title: str = ""):
     """Mean tokens (prompt + completion), LLM calls and seconds per task against the cap, per chain length."""
     plt = _plt()
+    frame = _one_series_key(frame)
     table = _aggregate(frame, ["top_k", "chain_length", "cap"])
     pooled = _aggregate(frame, ["top_k", "cap"])
     several = table["top_k"].nunique() > 1
@@ -504,14 +583,14 @@ def cost_plot(frame: pd.DataFrame, path: str | Path | None = None, title: str = 
         for i, (top_k, tk) in enumerate(table.groupby("top_k", sort=True)):
             for length, group in tk.groupby("chain_length", sort=True):
                 ax.plot(group["cap"], group[col], marker="o", ls=styles[i % len(styles)], color=f"C{int(length)}",
-                        label=f"{int(length)}-tool" + (f", top-{top_k}" if several else ""))
+                        label=f"{int(length)}-tool" + (_series(top_k) if several else ""))
         for i, (top_k, group) in enumerate(pooled.groupby("top_k", sort=True)):
             ax.plot(group["cap"], group[col], color="black", lw=2, ls=styles[i % len(styles)],
-                    label="all" + (f", top-{top_k}" if several else ""))
+                    label="all" + (_series(top_k) if several else ""))
         if col == "total_tokens":
             for i, (top_k, group) in enumerate(pooled.groupby("top_k", sort=True)):
                 ax.plot(group["cap"], group["prompt_tokens"], color="grey", lw=1, ls=styles[i % len(styles)],
-                        label="all, prompt only" + (f", top-{top_k}" if several else ""))
+                        label="all, prompt only" + (_series(top_k) if several else ""))
         ax.set_xticks(sorted(frame["cap"].unique()))
         ax.set_xlabel("max_tool_steps (cap)")
         ax.set_ylabel(label)

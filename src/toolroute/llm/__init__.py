@@ -49,11 +49,13 @@ def _local_server() -> LocalLLMServer:
         return _local
 
 
-def llm_config(start: bool = True, base_url: str = "", model: str = "") -> LLMConfig:
-    """Where chat requests go: `base_url` or the configured endpoint, else the embedded server (started if `start`)."""
+def llm_config(start: bool = True, base_url: str = "", model: str = "", api_key: str = "") -> LLMConfig:
+    """Where chat requests go: `base_url` or the configured endpoint, else the embedded server (started if `start`).
+    `api_key` (when given) replaces the configured key for that endpoint."""
     endpoint = llm_endpoint(base_url, model)
     if endpoint is not None:
-        return LLMConfig(base_url=endpoint.base_url, model=endpoint.model, api_key=endpoint.api_key, embedded=False)
+        return LLMConfig(base_url=endpoint.base_url, model=endpoint.model, api_key=api_key or endpoint.api_key,
+                         embedded=False)
     if not start:
         return LLMConfig(base_url="", model="local", api_key="local", embedded=True)
     server = _local_server()
@@ -61,20 +63,22 @@ def llm_config(start: bool = True, base_url: str = "", model: str = "") -> LLMCo
 
 
 def chat_model(temperature: float = 0.0, seed: int | None = DEFAULT_SEED, max_tokens: int = 512,
-               base_url: str = "", model: str = "", **kwargs: Any):
+               base_url: str = "", model: str = "", api_key: str = "", retries: int | None = None, **kwargs: Any):
     """A `ChatOpenAI` on `base_url`, the configured or the embedded LLM (deterministic by default).
 
     Timeouts and retries come from the settings (10 s to connect, 120 s to read, one retry, and only
-    on 429 and 5xx answers: a hung server is not waited for twice)."""
+    on 429 and 5xx answers: a hung server is not waited for twice); `retries` replaces the setting
+    (a rate-limited endpoint run by several workers at once needs more than one)."""
     from langchain_openai import ChatOpenAI  # heavy (~1 s): only when a chat model is made
 
-    config = llm_config(base_url=base_url, model=model)
+    config = llm_config(base_url=base_url, model=model, api_key=api_key)
     limits = llm_limits()
+    retries = limits.retries if retries is None else retries
     timeout = httpx.Timeout(limits.read_timeout, connect=limits.connect_timeout)
     return ChatOpenAI(base_url=config.base_url, api_key=config.api_key, model=config.model, temperature=temperature,
                       seed=seed, max_tokens=max_tokens, timeout=timeout, max_retries=0,
-                      http_client=httpx.Client(transport=RetryOnBusy(limits.retries), timeout=timeout),
-                      http_async_client=httpx.AsyncClient(transport=AsyncRetryOnBusy(limits.retries), timeout=timeout),
+                      http_client=httpx.Client(transport=RetryOnBusy(retries), timeout=timeout),
+                      http_async_client=httpx.AsyncClient(transport=AsyncRetryOnBusy(retries), timeout=timeout),
                       **kwargs)
 
 

@@ -2,12 +2,14 @@
 
 openai's own retries also repeat timed-out requests, so a hung endpoint cost two full read timeouts;
 here a timeout or a refused connection fails at once, and a busy answer is tried again after its
-`Retry-After` (capped) or a short back-off.
+`Retry-After` (capped) or a short exponential back-off with jitter (workers rate-limited at the same
+moment do not all come back at the same moment).
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 
 import httpx
@@ -20,7 +22,7 @@ def _wait(response: httpx.Response, attempt: int) -> float:
     try:
         return min(float(response.headers.get("retry-after", "")), MAX_WAIT)
     except ValueError:
-        return min(0.5 * 2 ** attempt, MAX_WAIT)
+        return min(0.5 * 2 ** attempt, MAX_WAIT) * random.uniform(0.5, 1.0)
 
 
 class RetryOnBusy(httpx.HTTPTransport):

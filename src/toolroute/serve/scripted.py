@@ -8,9 +8,15 @@ server (`/v1/models`, `/v1/chat/completions`, streamed or not, with tool calls).
 - otherwise the reply is text: the turn's marker (`[T-…]` in the user's message, so a reply can be
   traced to its thread), then the tool results' summaries, streamed a few characters per chunk;
 - a user message containing `[crash]` makes the process exit in the middle of its streamed reply
-  (the "LLM killed mid-stream" fault).
+  (the "LLM killed mid-stream" fault);
+- every reply names the requested model and carries a `system_fingerprint` (as OpenAI's do);
+- with `busy_every=n`, every n-th chat request is answered 429 (rate limited, `Retry-After: 0`)
+  instead, as a rate-limited provider does; `app.state.stats` counts requests and 429s.
 
-Run as a process: `python -m toolroute.serve.scripted --port 8100 [--latency 0.2]`.
+Replies depend only on the request (and never on its timing), so any number of concurrent clients get
+the same answers as one: the experiments' concurrency tests run against it.
+
+Run as a process: `python -m toolroute.serve.scripted --port 8100 [--latency 0.2] [--busy-every 3]`.
 """
 
 from __future__ import annotations
@@ -59,15 +65,16 @@ def scripted_reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] |
 
 
 def create_scripted_app(latency: float = 0.2, plan: dict[str, dict[str, Any]] | None = None,
-                        chunk_chars: int = 6, chunk_delay: float = 0.005):
-    """The endpoint as a Starlette app (answers after `latency` seconds)."""
+                        chunk_chars: int = 6, chunk_delay: float = 0.005, fingerprint: str = "fp_scripted",
+                        busy_every: int = 0):
+    """The endpoint as a Starlette app (answers after `latency` seconds; every `busy_every`-th request 429)."""
     from starlette.applications import Starlette  # a test and benchmark fixture: loaded only when the scripted server starts
     from starlette.requests import Request  # a test and benchmark fixture: loaded only when the scripted server starts
     from starlette.responses import JSONResponse, StreamingResponse  # a test and benchmark fixture: loaded only when the scripted server starts
     from starlette.routing import Route  # a test and benchmark fixture: loaded only when the scripted server starts
 
     plan = DEFAULT_PLAN if plan is None else plan
-    stats = {"requests": 0}
+    stats = {"requests": 0, "busy": 0}
 
     async def models(request: Request) -> JSONResponse:
         return JSONResponse({"object": "list", "data": [{"id": "scripted", "object": "model", "owned_by": "toolroute"}]})
@@ -75,6 +82,10 @@ def create_scripted_app(latency: float = 0.2, plan: dict[str, dict[str, Any]] | 
     async def completions(request: Request):
         body = await request.json()
         stats["requests"] += 1
+        if busy_every and stats["requests"] % busy_every == 0:
+            stats["busy"] += 1
+            return JSONResponse({"error": {"message": "Rate limit reached (scripted)", "type": "rate_limit_error"}},
+                                status_code=429, headers={"Retry-After": "0"})
         await asyncio.sleep(latency)
         messages = body.get("messages", [])
         reply = scripted_reply(messages, body.get("tools"), plan)
@@ -91,12 +102,12 @@ def create_scripted_app(latency: float = 0.2, plan: dict[str, dict[str, Any]] | 
             if call:
                 message["tool_calls"] = [call]
             return JSONResponse({"id": cid, "object": "chat.completion", "created": created, "model": model,
-                                 "choices": [{"index": 0, "message": message,
+                                 "system_fingerprint": fingerprint, "choices": [{"index": 0, "message": message,
                                               "finish_reason": "tool_calls" if call else "stop"}], "usage": usage})
 
         def chunk(delta: dict[str, Any], finish: str | None = None, with_usage: bool = False) -> str:
             data = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+                    "system_fingerprint": fingerprint, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
             if with_usage:
                 data["usage"] = usage
             return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
@@ -130,8 +141,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds before each reply")
+    parser.add_argument("--busy-every", type=int, default=0, help="answer every n-th chat request 429 (0: never)")
     args = parser.parse_args(argv)
-    uvicorn.run(create_scripted_app(args.latency), host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(create_scripted_app(args.latency, busy_every=args.busy_every), host=args.host, port=args.port,
+                log_level="warning")
 
 
 if __name__ == "__main__":
