@@ -13,7 +13,7 @@ from toolroute.agent.injection import compose_jamo, views, violation
 from toolroute.cards import normalize_text
 from toolroute.config import ROOT
 from toolroute.cards import near_duplicate
-from toolroute.experiments.guard_eval import load_jsonl, redteam_path
+from toolroute.experiments.guard_eval import load_jsonl, heldout_path, redteam_path
 
 from conftest import HashEmbedder
 
@@ -60,6 +60,17 @@ def test_the_dev_red_team_split_is_separate_from_the_held_out_one():
     assert len({r["id"] for r in dev}) == len(dev)
     held_out = [normalize_text(r["text"]) for r in test]
     for row in dev:
+        mine = normalize_text(row["text"])
+        assert not any(near_duplicate(mine, other) for other in held_out), row["id"]
+
+
+def test_the_train_red_team_split_is_separate_from_both_held_out_sets():
+    """train.jsonl (L3's second tuning set) was written without reading either held-out set; one row that
+    came out a near-duplicate of a held-out one anyway was removed (tr214)."""
+    train = load_jsonl(ROOT / "data" / "redteam" / "train.jsonl")
+    assert {r["kind"] for r in train} == {"injection", "in_domain_hard"} and len({r["id"] for r in train}) == len(train)
+    held_out = [normalize_text(r["text"]) for path in (redteam_path(), heldout_path()) for r in load_jsonl(path)]
+    for row in train:
         mine = normalize_text(row["text"])
         assert not any(near_duplicate(mine, other) for other in held_out), row["id"]
 

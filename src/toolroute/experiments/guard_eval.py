@@ -35,7 +35,7 @@ from toolroute.embeddings import get_embedder
 from toolroute.routing import default_dev_file
 from toolroute.agent.injection_classifier import tuning_data
 from toolroute.agent.injection_classifier import fit_on_dev
-from toolroute.agent.injection_classifier import cross_validated
+from toolroute.agent.injection_classifier import C, cross_validated
 import os
 import tempfile
 
@@ -252,12 +252,12 @@ def classifier_data() -> tuple[list[str], list[str], list[str]]:
     return tuning_data("insurance")
 
 
-def fit_injection_classifier(embedder: Any, c: float = 1.0) -> Any:
+def fit_injection_classifier(embedder: Any, c: float = C) -> Any:
     return fit_on_dev(embedder, "insurance", c=c)
 
 
-def classifier_on_dev(embedder: Any, gate: DomainGate | None = None, c: float = 1.0) -> dict[str, Any]:
-    """What L3 adds on the dev split, out of fold (5 folds): injections it blocks that L1 and L2 let
+def classifier_on_dev(embedder: Any, gate: DomainGate | None = None, c: float = C) -> dict[str, Any]:
+    """What L3 adds on its tuning splits, out of fold (5 folds): injections it blocks that L1 and L2 let
     through, and legitimate dev turns it blocks. The adoption rule: it must add blocks with no false
     block."""
 
@@ -271,6 +271,39 @@ def classifier_on_dev(embedder: Any, gate: DomainGate | None = None, c: float = 
             "missed_by_l1_l2": int(missed.sum()), "added_by_l3": int((folds["injection_blocked"] & missed).sum()),
             "legitimate": len(legitimate), "l3_false_blocks": int(folds["legitimate_blocked"].sum()),
             "added_false_blocks": int((folds["legitimate_blocked"] & passed).sum())}
+
+
+def l3_selection(gate: DomainGate, cs: tuple[float, ...] = (1.0, 4.0, C)) -> pd.DataFrame:
+    """How L3 was chosen without the held-out sets: fitted on one tuning writer's set and validated on
+    the other's (dev → train and train → dev), embedding only or with character n-grams, per C. Per
+    row: the share of the unseen writer's injections blocked by L3 alone and by the L1+L2+L3 stack, of
+    their legitimate trigger-word turns blocked by the stack, and of the tune split's in-domain queries."""
+    from toolroute.agent.injection_classifier import InjectionClassifier  # the class itself: fitted per cell here
+
+    sets = {name: load_jsonl(ROOT / "data" / "redteam" / f"{name}.jsonl") for name in ("dev", "train")}
+    dev_queries, calibration, tune = in_domain_queries("dev"), in_domain_queries("calib"), in_domain_queries("tune")
+    rows = []
+    for fitted, validated in (("dev", "train"), ("train", "dev")):
+        pick = lambda name, kind: [r["text"] for r in sets[name] if r["kind"] == kind]  # noqa: E731
+        attacks, legitimate = pick(validated, "injection"), pick(validated, "in_domain_hard")
+        before = {kind: layer_decisions(texts, gate) for kind, texts in
+                  (("injection", attacks), ("legitimate", legitimate), ("tune", tune))}
+        for char_ngrams in (False, True):
+            for c in cs:
+                model = InjectionClassifier.fit(gate.embedder, pick(fitted, "injection"),
+                                                pick(fitted, "in_domain_hard") + dev_queries, calibration, c=c,
+                                                char_ngrams=char_ngrams)
+                stack = {}
+                for kind, frame in before.items():
+                    l3 = model.scores(list(frame["text"])) >= model.threshold
+                    stack[kind] = ((frame["L1"] != "") | frame["L2"] | l3).to_numpy(), l3
+                rows.append({"fitted_on": fitted, "validated_on": validated,
+                             "features": "e5 + char 1-4-grams" if char_ngrams else "e5", "c": c,
+                             "l3_blocks_injections": round(float(stack["injection"][1].mean()), 4),
+                             "stack_blocks_injections": round(float(stack["injection"][0].mean()), 4),
+                             "stack_false_blocks_hard": round(float(stack["legitimate"][0].mean()), 4),
+                             "stack_false_blocks_tune": round(float(stack["tune"][0].mean()), 4)})
+    return pd.DataFrame(rows)
 
 
 def results_path() -> Path:
@@ -291,7 +324,19 @@ def main(path: str | Path | None = None) -> pd.DataFrame:
     return table
 
 
+def selection_main() -> pd.DataFrame:
+    """Write `results/guard_l3_selection.csv` (`l3_selection` with the e5 gate)."""
+    os.environ["TOOLROUTE_CARDSTORE"] = tempfile.mkdtemp(prefix="guard-eval-cardstore-")
+    table = l3_selection(e5_gate())
+    table.to_csv(ROOT / "results" / "guard_l3_selection.csv", index=False)
+    print(table.to_string(index=False))
+    return table
+
+
 if __name__ == "__main__":
     import sys
 
-    main(sys.argv[1] if len(sys.argv) > 1 else None)
+    if sys.argv[1:] == ["--selection"]:
+        selection_main()
+    else:
+        main(sys.argv[1] if len(sys.argv) > 1 else None)
