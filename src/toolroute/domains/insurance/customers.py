@@ -21,6 +21,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -506,7 +507,17 @@ def contracts_of(
 
 
 def customer_names(db: str | Path | None = None) -> list[str]:
-    """Distinct customer names (to suggest close matches when a name is not found)."""
-    with _connect(db) as con:
-        return [row[0] for row in con.execute("SELECT DISTINCT name FROM customers ORDER BY name")]
+    """Distinct customer names (to suggest close matches when a name is not found, and to spot a name
+    in a turn). Read once per database file version: every turn asks, twice (see `extract_context`)."""
+    path = Path(db) if db is not None else current_database()
+    if not path.is_file():
+        raise FileNotFoundError(f"customer database not found: {path}")
+    stat = path.stat()
+    return list(_names_of(str(path.resolve()), stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=8)
+def _names_of(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
+    with _connect(path) as con:
+        return tuple(row[0] for row in con.execute("SELECT DISTINCT name FROM customers ORDER BY name"))
 
