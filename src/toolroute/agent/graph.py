@@ -179,6 +179,9 @@ def _run_coroutine(coro: Any) -> Any:
         return pool.submit(asyncio.run, coro).result()
 
 
+_EMBED_AHEAD = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-ahead")
+
+
 @dataclass
 class Agent:
     """A compiled graph for one pack, with the router, LLM and checkpointer it was built from."""
@@ -191,6 +194,7 @@ class Agent:
     checkpointer: Any = None
     graph: Any = None
     _schemas: dict[str, dict] = field(default_factory=dict)
+    _ahead: dict[str, concurrent.futures.Future] = field(default_factory=dict)  # route texts being embedded
 
     # --- tool schemas ------------------------------------------------------------------------------
 
@@ -224,12 +228,32 @@ class Agent:
         if rule:
             return {**reset, "blocked": f"injection:{rule}"}
         if self.gate is not None:
+            self._embed_ahead(state, text)
             layer, score = self.gate.check(text)  # L2 (off the domain), then L3 (the injection classifier)
             reset["domain_score"] = score
             followup = state.get("history") and len("".join(text.split())) <= SHORT_TURN
             if layer and not followup:
                 return {**reset, "blocked": "off_domain" if layer == "off_domain" else f"injection:{layer}"}
         return reset
+
+    def _embed_ahead(self, state: AgentState, text: str) -> None:
+        """Start embedding the turn as the router will read it (the rule-based rewrite: the turn plus
+        the context it does not restate) while the gate embeds it as the user wrote it. The two
+        embeddings are most of the time before the route event; side by side they use both cores.
+        The vector lands in the embedder's memory of recent queries, where the router finds it. (A turn
+        the rules leave as it is may still be rewritten by the LLM: that one is not embedded ahead.)"""
+        embedder = getattr(self.router, "embedder", None) if self.config.use_router else None
+        if embedder is None:
+            return
+        try:
+            routed = rewrite(text, state.get("context", {}), self.pack, state.get("history", []), None).text
+        except Exception:  # noqa: BLE001 - only a head start: the rewriter node reports its own errors
+            return
+        if routed == text or routed in self._ahead:
+            return
+        while len(self._ahead) >= 64:  # turns that never reached the router (blocked, failed)
+            self._ahead.pop(next(iter(self._ahead)), None)
+        self._ahead[routed] = _EMBED_AHEAD.submit(embedder.embed_queries, [routed])
 
     def query_rewriter(self, state: AgentState) -> dict:
         llm = self.llm if self.config.rewrite_with_llm else None
@@ -250,6 +274,9 @@ class Agent:
     def _route(self, state: AgentState, top_k: int) -> tuple[list[str], bool]:
         if not self.config.use_router or self.router is None:
             return self.pack.tool_names, False
+        ahead = self._ahead.pop(state["rewritten"], None)
+        if ahead is not None:
+            concurrent.futures.wait([ahead], timeout=30)  # its vector is then remembered: no second embedding
         result = self.router.route(state["rewritten"])
         names = [n for n in result.top(top_k) if self.pack.tool(n) is not None]
         return names, bool(result.no_call)
