@@ -97,8 +97,11 @@ def headline(run: RunOutputs, arm_label: str, prompt_sizes: dict[str, Any] | Non
     if arm is not None:
         ci = (f"[{arm['false_no_call_rate_lo']:.3f}, {arm['false_no_call_rate_hi']:.3f}]"
               if "false_no_call_rate_lo" in arm else "")
+        budget = next(t.threshold for t in targets.TARGETS if t.column == "false_no_call_rate")
+        over = "false_no_call_rate_hi" in arm and arm["false_no_call_rate_hi"] > budget
         rows.append({"metric": "false no-call rate", "toolroute": float(arm["false_no_call_rate"]), "95% CI": ci,
-                     "seed 002": None, "note": "real calls refused (the seed does not report it)"})
+                     "seed 002": None, "note": "real calls refused (the seed does not report it)"
+                     + (f"; the CI's upper bound is above the {budget:g} budget" if over else "")})
     if prompt_sizes:
         rows.append({"metric": "prompt-token saving, top-5 vs all 54 tools", "toolroute": prompt_sizes["saving_top5_vs_all_compact"],
                      "95% CI": "", "seed 002": SEED_FIGURES["token_saving"],
@@ -240,7 +243,7 @@ def _format_number(value: Any) -> str:
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) >= 1000):
-        return f"{int(value):,}" if abs(value) >= 10000 else str(int(value))
+        return f"{int(value):,}"
     value = float(value)
     return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.3f}"
 
@@ -260,7 +263,7 @@ def format_table(table: pd.DataFrame) -> pd.DataFrame:
         elif pd.api.types.is_float_dtype(values):
             whole = values.dropna()
             integral = len(whole) > 0 and bool((whole == whole.round()).all()) and column not in ("diff",)
-            out[column] = ["–" if pd.isna(v) else (str(int(v)) if integral else _format_number(float(v))) for v in values]
+            out[column] = ["–" if pd.isna(v) else (f"{int(v):,}" if integral else _format_number(float(v))) for v in values]
         else:
             out[column] = ["–" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in values]
     return out
