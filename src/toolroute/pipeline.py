@@ -204,12 +204,17 @@ def _version(name: str) -> str:
 
 
 def export_html(notebook: Path, target: Path) -> Path:
-    """The executed report notebook as HTML without code cells (figures embedded)."""
+    """The executed report notebook as HTML without code cells (figures embedded) and without what went
+    to stderr (library log lines such as llama.cpp's, progress bars): the report is for its reader."""
     import nbformat  # only when exporting HTML
     from nbconvert import HTMLExporter  # only when exporting HTML
 
+    node = nbformat.read(str(notebook), as_version=4)
+    for cell in node.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if not (o.get("output_type") == "stream" and o.get("name") == "stderr")]
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
+    body, _ = exporter.from_notebook_node(node)
     target.write_text(body, encoding="utf-8")
     return target
 

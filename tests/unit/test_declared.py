@@ -83,8 +83,9 @@ def test_a_new_declaration_shows_up_in_the_reference_outputs_and_the_report(tmp_
     assert "08_extra" not in run.missing and "01_ingest" in run.missing
     items = report.section(run, EXTRA)
     assert items[0].startswith("## An extra experiment (08)")
-    pd.testing.assert_frame_equal(items[1], pd.DataFrame({"a": [1]}))  # y.csv is not there: left out
-    assert items[2:] == ["- found it\n", run_dir / "08_extra/x.png"]
+    assert items[1:3] == ["- found it\n", run_dir / "08_extra/x.png"]  # findings, figures, then the tables
+    assert len(items) == 4
+    pd.testing.assert_frame_equal(items[3], pd.DataFrame({"a": [1]}))  # y.csv is not there: left out
 
 
 def test_report_sections_follow_the_declarations():

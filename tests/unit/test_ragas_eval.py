@@ -170,10 +170,13 @@ def test_report_reads_a_run_and_sets_ours_beside_the_seed(tmp_path):
     assert report.scale_summary(run) is None and report.card_improvement_summary(run) is None
     assert report.findings(run, "05_scale") is None
     head = report.headline(run, "hybrid:e5-small:multi/top2",
-                           {"saving_top5_vs_all": 0.91, "queries": 5}).set_index("metric")
+                           {"saving_top5_vs_all_compact": 0.88, "saving_top5_vs_all_full": 0.887,
+                            "queries": 5}).set_index("metric")
     assert head.loc["Hit@1", "toolroute"] == 0.86 and head.loc["Hit@1", "seed 002"] == 0.969
     assert head.loc["Hit@1", "95% CI"] == "[0.810, 0.900]"
     assert head.loc["prompt-token saving, top-5 vs all 54 tools", "seed 002"] == 0.90
+    assert head.loc["prompt-token saving, top-5 vs all 54 tools", "toolroute"] == 0.88  # like for like: compact
+    assert "full schemas: 0.887" in head.loc["prompt-token saving, top-5 vs all 54 tools", "note"]
     with pytest.raises(ValueError, match="default_arm"):
         report.headline(run, "dense:nope")
     assert report.step_limit_verdict(run) == ["03_step_limits is not in this run."]

@@ -6,13 +6,19 @@ the documentation's relative links lead somewhere.
   rounded to the digits the README prints; rows and columns are matched by name, and every row and
   column of the CSV must be in the table.
 - Every relative link (and #anchor) in README.md and docs/*.md points at a file (and heading) that exists.
+- The prose numbers that come from a reference CSV equal it: consultations scoring 0 (by_scenario.csv),
+  RAG questions routed to and reaching their RAG tool (04's runs.csv), the dense arm at 2,628 tools
+  (scale.csv), the prompt-token saving like for like (prompt_sizes.csv), and the split the no-call rule
+  is fitted on (the router's own default).
 """
 
 import csv
+import json
 import re
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from toolroute.config import ROOT
@@ -173,3 +179,87 @@ def test_link_check_sees_links_and_anchors(tmp_path):
     )
     broken = _broken_links(page, root=tmp_path)
     assert broken == ["README.md: docs/b.md (no such file)", "README.md: docs/a.md#nowhere (no heading with that anchor)"]
+
+
+# --- statements in the prose that come from a CSV of the reference run -------------------------------------------
+# Each test reads the sentence from the document and the number from the CSV it cites, so a regenerated
+# reference that changes the number fails here until the sentence is rewritten.
+
+REFERENCE = ROOT / "results" / "reference"
+WORDS = {"no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+
+
+def _count(token: str) -> int:
+    return WORDS[token.lower()] if token.lower() in WORDS else int(token)
+
+
+def _docs(name: str) -> str:
+    return (ROOT / "docs" / name).read_text(encoding="utf-8")
+
+
+def test_consultations_scoring_zero_equal_by_scenario_csv():
+    from toolroute.experiments.findings import zero_consultations  # the report's own count
+
+    by_scenario = pd.read_csv(REFERENCE / "04_ragas_eval" / "by_scenario.csv")
+    found = re.findall(r"(\w+) consultations scored 0 on both", _docs("results.md"))
+    assert found, "docs/results.md no longer says how many consultations scored 0 on both metrics"
+    assert [_count(f) for f in found] == [len(zero_consultations(by_scenario))] * len(found)
+
+
+def test_rag_questions_routed_to_their_rag_tool_equal_runs_csv():
+    runs = pd.read_csv(REFERENCE / "04_ragas_eval" / "runs.csv")
+    rag = runs[runs["kind"] == "rag"]
+    routed = sum(bool(set(json.loads(r.gold_tools)) & set(json.loads(r.routed))) for r in rag.itertuples())
+    called = sum(bool(set(json.loads(r.gold_tools)) & set(json.loads(r.called_tools))) for r in rag.itertuples())
+    text = " ".join(_docs("results.md").split())
+    m = re.search(r"Only (\w+) of the (\d+) RAG questions reached a RAG tool\*\* .*? matching RAG tool in the top 5 for (\w+) of them", text)
+    assert m, "docs/results.md no longer states how many RAG questions reached and were routed to their RAG tool"
+    assert (_count(m.group(1)), int(m.group(2)), _count(m.group(3))) == (called, len(rag), routed)
+
+
+def test_dense_arm_at_scale_statement_matches_scale_csv():
+    scale = pd.read_csv(REFERENCE / "05_scale" / "scale.csv")
+    dense = scale[scale["arm"] == "dense"].sort_values("size")
+    first, last = dense.iloc[0], dense.iloc[-1]
+    text = " ".join(_docs("results.md").split())
+    assert "does not move at all" not in text
+    m = re.search(r"dense arm's Hit@1 and Recall@5 do not move\*\*, to the third decimal, and its MRR barely does "
+                  r"\((\d\.\d+) → (\d\.\d+)\)", text)
+    assert m, "docs/results.md no longer states how the dense arm moves with the distractors"
+    for metric in ("hit@1", "recall@5"):
+        assert round(first[metric], 3) == round(last[metric], 3), metric
+    assert (m.group(1), m.group(2)) == (f"{first['mrr']:.4f}", f"{last['mrr']:.4f}")
+
+
+def test_prompt_token_saving_is_like_for_like_and_equals_the_csvs():
+    sizes = pd.read_csv(REFERENCE / "prompt_sizes.csv").iloc[0]
+    compact = 1 - sizes["top5_compact"] / sizes["all_tools_compact"]
+    full = 1 - sizes["top5_full_schemas"] / sizes["all_tools_full"]
+    assert round(compact, 3) == sizes["saving_top5_vs_all_compact"] and round(full, 3) == sizes["saving_top5_vs_all_full"]
+    readme = README.read_text(encoding="utf-8")
+    assert re.findall(r"sends (\d+)% fewer prompt tokens\*\* than binding all 54 tools with the same", readme) == [f"{compact:.0%}"[:-1]]
+    agent = " ".join(_docs("agent.md").split())
+    m = re.search(r"sends \*\*(\d+\.\d)% fewer prompt tokens\*\* than binding all 54 tools with the same compact "
+                  r"schemas, and (\d+\.\d)% fewer with full schemas", agent)
+    assert m and (m.group(1), m.group(2)) == (f"{compact * 100:.1f}", f"{full * 100:.1f}")
+    rows = {cells[0]: cells[1] for t in _tables(_docs("agent.md")) if t and t[0][1:] == ["prompt tokens (median)"]
+            for cells in t[1:]}
+    expected = {"+ top-5 routed tools, compact schemas": "top5_compact", "+ top-5 routed tools, full LangChain schemas":
+                "top5_full_schemas", "+ all 54 tools, compact schemas": "all_tools_compact",
+                "+ all 54 tools, full schemas": "all_tools_full", "system prompt + question, no tools": "no_tools"}
+    assert set(rows) == set(expected)
+    for label, column in expected.items():
+        assert int(_numbers(rows[label])[0]) == int(sizes[column]), label
+
+
+def test_no_call_rule_is_said_to_be_fitted_on_the_split_it_is_fitted_on():
+    from toolroute.config import toolcards_dir  # only for this check
+    from toolroute.routing import default_dev_file  # only for this check
+
+    split = default_dev_file(toolcards_dir("insurance")).stem
+    names = {"calib": "calibration split (calib)", "dev": "dev split"}
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"**no-call** decision fitted on the {names[split]}" in readme
+    for path in _markdown_files():
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        assert not re.search(r"no-call\W+(?:\w+\W+){0,4}fitted on (?:a|the) dev\b", text), path.name

@@ -106,3 +106,32 @@ def paired_comparison(rows_a: Sequence[RoutedRow], rows_b: Sequence[RoutedRow], 
 def _nanmean(values: np.ndarray) -> float:
     values = values[~np.isnan(values)]
     return float(values.mean()) if len(values) else float("nan")
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The 95% Wilson score interval of a binomial rate `successes / n` (NaN, NaN when n is 0); unlike the
+    normal approximation it stays inside [0, 1] and is not empty at 0 or n successes."""
+    if n <= 0:
+        return float("nan"), float("nan")
+    if not 0 <= successes <= n:
+        raise ValueError(f"wilson_interval: {successes} successes out of {n}")
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    low = 0.0 if successes == 0 else float(max(0.0, centre - half))
+    high = 1.0 if successes == n else float(min(1.0, centre + half))
+    return low, high
+
+
+def holm_adjusted(p_values: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values (family-wise error) in the input order; NaN stays NaN and is
+    not counted in the family."""
+    values = np.asarray(p_values, dtype=float)
+    order = [i for i in np.argsort(values, kind="stable") if not np.isnan(values[i])]
+    m = len(order)
+    adjusted = np.full(len(values), np.nan)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * values[i]))
+        adjusted[i] = running
+    return adjusted.tolist()

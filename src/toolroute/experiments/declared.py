@@ -115,7 +115,8 @@ CARD_IMPROVEMENT = Experiment(
           "reranker of the router's top candidates, each as an arm against the authored cards, with its cost.",
     tables=("augmentation.csv", "augmentation_cost.csv", "rerank.csv"), figures=("card_improvement.png",))
 REPORT = Experiment(
-    "07_report", "Run report", folder=False, run_files=("headline.csv",), html="report.html")
+    "07_report", "Run report", folder=False, run_files=("headline.csv", "verdicts.csv", "prompt_sizes.csv"),
+    html="report.html")
 
 EXPERIMENTS: tuple[Experiment, ...] = (INGEST, TOOLCARD_ABLATION, STEP_LIMITS, RAGAS_EVAL, SCALE, CARD_IMPROVEMENT,
                                        REPORT)

@@ -1,23 +1,32 @@
-"""The run report (the notebook a run ends with): one run folder's tables gathered, and the headline
-numbers set against the figures seed 002 reports.
+"""The run report (the notebook a run ends with): one run folder's tables gathered, verdicts first.
 
-One section per declared experiment with tables or figures (`toolroute.experiments.declared`), in
-notebook order: what `load_run` reads and `section` shows comes from the declaration, so a new
-experiment appears in the report without a change here (its tables, findings and figures; a
-summary view, when it needs one, is added to `VIEWS`). A notebook that did not run leaves its
-section a one-line note (`RunOutputs.missing` names it) instead of failing the report.
+The report opens with the verdict table (`toolroute.experiments.targets`: every target, the measured
+value with its CI, met / missed / not measured), then the headline numbers against the figures seed 002
+reports, then one section per declared experiment with tables or figures
+(`toolroute.experiments.declared`), in notebook order: its findings in a few sentences written from its
+tables (`toolroute.experiments.findings`), its figures, then its tables in full, and the run status
+last. What `load_run` reads and `section` shows comes from the declaration, so a new experiment appears
+in the report without a change here (its tables, the findings its notebook wrote, its figures; a
+summary view, when it needs one, is added to `VIEWS`). A notebook that did not run leaves its section a
+one-line note (`RunOutputs.missing` names it) instead of failing the report.
+
+Tables are shown whole (`table_html`: no pandas truncation), numbers formatted for reading, p-values
+as "< 0.001" rather than 0.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
-from toolroute.experiments import declared
+from toolroute.evaluation.metrics import holm_adjusted
+from toolroute.experiments import declared, targets
+from toolroute.experiments import findings as notebook_findings
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS, TOOLCARD_ABLATION,
                                             Experiment)
 from toolroute.experiments.notebook import parse_llms
@@ -86,21 +95,30 @@ def headline(run: RunOutputs, arm_label: str, prompt_sizes: dict[str, Any] | Non
                      "note": "test split, leak-free queries" if arm is not None
                      else f"{TOOLCARD_ABLATION.number} not in this run"})
     if arm is not None:
-        rows.append({"metric": "false no-call rate", "toolroute": float(arm["false_no_call_rate"]), "95% CI": "",
-                     "seed 002": None, "note": "real calls refused (the seed does not report it)"})
+        ci = (f"[{arm['false_no_call_rate_lo']:.3f}, {arm['false_no_call_rate_hi']:.3f}]"
+              if "false_no_call_rate_lo" in arm else "")
+        budget = next(t.threshold for t in targets.TARGETS if t.column == "false_no_call_rate")
+        over = "false_no_call_rate_hi" in arm and arm["false_no_call_rate_hi"] > budget
+        rows.append({"metric": "false no-call rate", "toolroute": float(arm["false_no_call_rate"]), "95% CI": ci,
+                     "seed 002": None, "note": "real calls refused (the seed does not report it)"
+                     + (f"; the CI's upper bound is above the {budget:g} budget" if over else "")})
     if prompt_sizes:
-        rows.append({"metric": "prompt-token saving, top-5 vs all 54 tools", "toolroute": prompt_sizes["saving_top5_vs_all"],
+        rows.append({"metric": "prompt-token saving, top-5 vs all 54 tools", "toolroute": prompt_sizes["saving_top5_vs_all_compact"],
                      "95% CI": "", "seed 002": SEED_FIGURES["token_saving"],
-                     "note": f"median over {prompt_sizes['queries']} test queries, Qwen tokenizer"})
+                     "note": f"compact schemas on both sides (full schemas: {prompt_sizes['saving_top5_vs_all_full']:.3f}); "
+                             f"median over {prompt_sizes['queries']} test queries, Qwen tokenizer"})
     return pd.DataFrame(rows)
 
 
-def ablation_top(run: RunOutputs, n: int = 10) -> pd.DataFrame | None:
+def ablation_top(run: RunOutputs, n: int | None = 10) -> pd.DataFrame | None:
+    """The test arms by Hit@1, best first (the `n` best; every arm with None)."""
     table = run.table(TOOLCARD_ABLATION.notebook, "ablation_test")
     if table is None:
         return None
-    cols = ["arm_label", "hit@1", "hit@1_lo", "hit@1_hi", "recall@5", "mrr", "no_call_accuracy", "false_no_call_rate"]
-    return table.sort_values("hit@1", ascending=False)[[c for c in cols if c in table.columns]].head(n)
+    cols = ["arm_label", "hit@1", "hit@1_lo", "hit@1_hi", "recall@5", "mrr", "no_call_accuracy", "false_no_call_rate",
+            "false_no_call_rate_lo", "false_no_call_rate_hi"]
+    ranked = table.sort_values("hit@1", ascending=False)[[c for c in cols if c in table.columns]]
+    return ranked if n is None else ranked.head(n)
 
 
 def findings(run: RunOutputs, notebook: str) -> str | None:
@@ -185,11 +203,84 @@ def model_comparison(run: RunOutputs, llms: Any = None, proposed_cap: int = 3) -
     return pd.DataFrame(rows)
 
 
-def timings(run: RunOutputs) -> pd.DataFrame:
-    """Per notebook: status and wall seconds from the manifest."""
-    rows = [{"notebook": name, "status": entry.get("status"), "seconds": entry.get("seconds")}
-            for name, entry in (run.manifest.get("notebooks") or {}).items()]
-    return pd.DataFrame(rows, columns=["notebook", "status", "seconds"])
+def timings(run: RunOutputs, this_notebook: str | None = declared.REPORT.notebook) -> pd.DataFrame:
+    """Per notebook: status and wall seconds from the manifest. `this_notebook` (the report, which is
+    running while it writes this table) reads "this notebook" with no seconds, not "running"."""
+    rows = []
+    order = [e.notebook for e in declared.EXPERIMENTS]
+    entries = sorted((run.manifest.get("notebooks") or {}).items(),
+                     key=lambda item: order.index(item[0]) if item[0] in order else len(order))
+    for name, entry in entries:
+        seconds = entry.get("seconds")
+        status = entry.get("status")
+        if name == this_notebook:
+            status, seconds = "this notebook", None
+        rows.append({"notebook": name, "status": status,
+                     "seconds": "–" if seconds is None or (isinstance(seconds, float) and math.isnan(seconds))
+                     else f"{float(seconds):,.1f}",
+                     "git commit": str(entry.get("git_commit") or "")[:10], "cpu": entry.get("cpu") or ""})
+    return pd.DataFrame(rows, columns=["notebook", "status", "seconds", "git commit", "cpu"])
+
+
+# --- formatting: every table whole, numbers for reading ---------------------------------------------------------
+
+def format_p(p: Any) -> str:
+    """A p-value for reading: "< 0.001" below 0.001 (a bootstrap p of 0 means below its resolution), three
+    decimals otherwise, "–" when there is none."""
+    if p is None or (isinstance(p, float) and math.isnan(p)) or pd.isna(p):
+        return "–"
+    p = float(p)
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _is_p_column(name: str) -> bool:
+    return name == "p_value" or name.startswith("p (") or name == "p"
+
+
+def _format_number(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) >= 1000):
+        return f"{int(value):,}"
+    value = float(value)
+    return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.3f}"
+
+
+def format_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as text for reading: p-values with `format_p`, integers whole, other numbers to 3
+    decimals (1 from 100 on), missing values as "–"; text as it is."""
+    out = pd.DataFrame(index=table.index)
+    for column in table.columns:
+        values = table[column]
+        if _is_p_column(str(column)):
+            out[column] = [format_p(v) for v in values]
+        elif pd.api.types.is_bool_dtype(values):
+            out[column] = values.astype(str)
+        elif pd.api.types.is_integer_dtype(values):
+            out[column] = [_format_number(int(v)) for v in values]
+        elif pd.api.types.is_float_dtype(values):
+            whole = values.dropna()
+            integral = len(whole) > 0 and bool((whole == whole.round()).all()) and column not in ("diff",)
+            out[column] = ["–" if pd.isna(v) else (f"{int(v):,}" if integral else _format_number(float(v))) for v in values]
+        else:
+            out[column] = ["–" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in values]
+    return out
+
+
+def table_html(table: pd.DataFrame) -> str:
+    """The whole table as HTML (every row and column: no pandas "..." truncation), numbers formatted."""
+    return format_table(table).to_html(index=False, max_rows=None, max_cols=None, border=0, na_rep="–")
+
+
+def paired_with_holm(paired: pd.DataFrame) -> pd.DataFrame:
+    """02's paired comparisons with a Holm-adjusted p-value over the whole table (every arm and metric is
+    one family), next to the uncorrected one."""
+    out = paired.copy()
+    if "p_value" in out.columns:
+        out.insert(out.columns.get_loc("p_value") + 1, "p (Holm)", holm_adjusted(out["p_value"].tolist()))
+    return out
 
 
 def step_limit_verdict(run: RunOutputs, proposed: int = 3) -> list[str]:
@@ -206,21 +297,18 @@ def step_limit_verdict(run: RunOutputs, proposed: int = 3) -> list[str]:
 # None when its experiment is not in the run.
 
 def _ablation_view(run: RunOutputs, experiment: Experiment) -> list | None:
-    top = ablation_top(run)
+    top = ablation_top(run, n=None)
     if top is None:
         return None
     paired = run.table(experiment.notebook, "paired_test")
-    return [top, *([paired] if paired is not None else [])]
+    return [top, *([paired_with_holm(paired)] if paired is not None else [])]
 
 
 def _step_limits_view(run: RunOutputs, experiment: Experiment) -> list | None:
     by_cap = run.table(experiment.notebook, "by_cap")
     if by_cap is None:
         return None
-    cuts = run.table(experiment.notebook, "cut_chains")
-    return [by_cap, run.table(experiment.notebook, "by_length"),
-            f"Chains cut by a cap that a higher cap completed: {0 if cuts is None else len(cuts)}",
-            "\n".join(step_limit_verdict(run, proposed=3))]
+    return [by_cap, run.table(experiment.notebook, "by_length"), run.table(experiment.notebook, "by_domain")]
 
 
 def _ragas_view(run: RunOutputs, experiment: Experiment) -> list | None:
@@ -263,26 +351,52 @@ VIEWS = {TOOLCARD_ABLATION.notebook: _ablation_view, STEP_LIMITS.notebook: _step
          INGEST.notebook: _ingest_view}
 
 
-def section(run: RunOutputs, experiment: Experiment) -> list:
-    """What the report shows for one experiment: its heading and paragraph, its tables (or summary view),
-    the findings its notebook wrote, its figures; one line when it is not in the run."""
+def section(run: RunOutputs, experiment: Experiment,
+            writers: dict[str, Callable[[RunOutputs], list[str]]] | None = None) -> list:
+    """What the report shows for one experiment, in this order: its heading and paragraph, its findings
+    (the sentences `writers` writes from its tables, or else the findings its notebook wrote), its
+    figures, then its tables in full (or its summary view); one line when it is not in the run."""
     head = f"## {experiment.heading}" + (f"\n\n{experiment.about}" if experiment.about else "")
     items = VIEWS.get(experiment.notebook, _tables_view)(run, experiment)
     if items is None:
         return [head, f"{experiment.notebook} is not in this run."]
-    text = findings(run, experiment.notebook)
-    return [head, *[i for i in items if i is not None], *([text] if text else []),
-            *run.figures.get(experiment.notebook, [])]
+    writer = (writers or {}).get(experiment.notebook)
+    sentences = writer(run) if writer else []
+    text = "\n".join(f"- {s}" for s in sentences) + "\n" if sentences else findings(run, experiment.notebook)
+    return [head, *([text] if text else []), *run.figures.get(experiment.notebook, []),
+            *[i for i in items if i is not None]]
+
+
+def report_sections(run: RunOutputs, default_arm: str, proposed_cap: int = 3) -> list[list]:
+    """Every experiment's section, with the findings written from the tables."""
+    writers = notebook_findings.writers(default_arm, proposed_cap)
+    return [section(run, experiment, writers) for experiment in sections()]
+
+
+def verdict_table(run: RunOutputs, default_arm: str) -> pd.DataFrame:
+    """Each target of `toolroute.experiments.targets` with its measured value, CI and verdict (numeric)."""
+    return targets.verdicts(run.run_dir, default_arm)
+
+
+def verdict_summary(verdicts: pd.DataFrame) -> str:
+    """One sentence over the verdict table: how many targets are met, missed and not measured."""
+    counts = verdicts["verdict"].value_counts()
+    missed = verdicts[verdicts["verdict"] == "missed"]["target"].tolist()
+    return (f"**{int(counts.get('met', 0))} of {len(verdicts)} targets met, {int(counts.get('missed', 0))} missed, "
+            f"{int(counts.get('not measured', 0))} not measured in this run.**"
+            + (f" Missed: {'; '.join(missed)}." if missed else ""))
 
 
 def show(items: list) -> None:
-    """Display a section's items in a notebook."""
-    from IPython.display import Image, Markdown, display  # only inside a notebook
+    """Display a section's items in a notebook (tables whole, as HTML)."""
+    from IPython.display import HTML, Image, Markdown, display  # only inside a notebook
 
     for item in items:
         if isinstance(item, Path):
             display(Image(filename=str(item)))
         elif isinstance(item, str):
             display(Markdown(item))
+        elif isinstance(item, pd.DataFrame):
+            display(HTML(table_html(item)))
         else:
             display(item)

@@ -1,0 +1,298 @@
+"""What each notebook found, in a few sentences written from its tables (the report's section text).
+
+One function per experiment, keyed by notebook in `WRITERS`; each takes the report's `RunOutputs` and
+returns sentences, every number in them formatted from a table of the run (or from the parameters the
+manifest recorded), none typed in. A writer returns [] when its tables are not in the run. A sentence
+says what the table shows and, where it matters, the size it rests on (n) and its interval.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import pandas as pd
+
+from toolroute.evaluation.metrics import holm_adjusted, wilson_interval
+from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS,
+                                            TOOLCARD_ABLATION)
+
+
+def _pct(x: float) -> str:
+    return f"{x:.0%}"
+
+
+def _ci(lo: float, hi: float, digits: int = 3) -> str:
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _wilson_text(successes: int, n: int) -> str:
+    lo, hi = wilson_interval(successes, n)
+    return f"{successes}/{n} ({_pct(successes / n)}, 95% CI {_pct(lo)}–{_pct(hi)})"
+
+
+def _parameters(run: Any, notebook: str) -> dict:
+    return ((run.manifest.get("notebooks") or {}).get(notebook) or {}).get("parameters") or {}
+
+
+def _first_model(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the first model when a table holds several (the embedded model comes first)."""
+    if "model" not in table.columns or table["model"].nunique() <= 1:
+        return table
+    return table[table["model"] == table["model"].iloc[0]]
+
+
+# --- 01 ----------------------------------------------------------------------------------------------------------
+
+def ingest(run: Any) -> list[str]:
+    retrieval = run.table(INGEST.notebook, "retrieval")
+    if retrieval is None or retrieval.empty:
+        return []
+    pooled = retrieval[retrieval["collection"] == "all"].sort_values("chunk_size")
+    chosen = _parameters(run, INGEST.notebook).get("chunk_size")
+    best = pooled.loc[pooled["mrr"].idxmax()]
+    out = [f"Over the {int(best['n'])} questions of both collections, chunk size {int(best['chunk_size'])} has the "
+           f"best MRR ({best['mrr']:.3f}; Hit@1 {best['hit@1']:.3f}, Hit@5 {best['hit@5']:.3f}); the sizes tried give "
+           + ", ".join(f"{int(r.chunk_size)}: MRR {r.mrr:.3f}" for r in pooled.itertuples()) + "."]
+    size = chosen if chosen in set(pooled["chunk_size"]) else int(best["chunk_size"])
+    parts = retrieval[(retrieval["chunk_size"] == size) & (retrieval["collection"] != "all")]
+    spread = pooled["hit@1"].max() - pooled["hit@1"].min()
+    if len(parts) > 1:
+        gap = parts["hit@1"].max() - parts["hit@1"].min()
+        lead = "The collections differ more than the sizes do" if gap > spread else "The collections differ less than the sizes do"
+        out.append(f"{lead}: at chunk size {size}, "
+                   + " and ".join(f"{r['collection']} Hit@1 {r['hit@1']:.3f} (n={int(r['n'])})" for _, r in parts.iterrows())
+                   + f"; with n={int(parts['n'].min())}, one question moves a rate by {1 / parts['n'].min():.3f}.")
+    out.append(f"Across chunk sizes the pooled Hit@1 varies by {spread:.3f} ({round(spread * best['n']):.0f} of "
+               f"{int(best['n'])} questions) and no CI is computed, so the choice of size is weakly supported.")
+    ing = run.table(INGEST.notebook, "ingest")
+    if ing is not None and {"first", "second"} <= set(ing["ingest"]):
+        first, second = ing[ing["ingest"] == "first"], ing[ing["ingest"] == "second"]
+        out.append(f"Ingesting the unchanged documents again re-embedded {int(second['added'].sum())} of "
+                   f"{int(second['chunks'].sum())} chunks and took {second['seconds'].sum():.2f} s, against "
+                   f"{first['seconds'].sum():.1f} s the first time.")
+    return out
+
+
+# --- 02 ----------------------------------------------------------------------------------------------------------
+
+def ablation(run: Any, default_arm: str) -> list[str]:
+    test = run.table(TOOLCARD_ABLATION.notebook, "ablation_test")
+    if test is None or default_arm not in set(test["arm_label"]):
+        return []
+    d = test.set_index("arm_label").loc[default_arm]
+    paired = run.table(TOOLCARD_ABLATION.notebook, "paired_test")
+    n = f"'s {int(paired['n'].iloc[0])} call queries" if paired is not None and len(paired) else ""
+    out = [f"The default arm {default_arm} reaches, on test{n}, Hit@1 {d['hit@1']:.3f} {_ci(d['hit@1_lo'], d['hit@1_hi'])}, "
+           f"Recall@5 {d['recall@5']:.3f} {_ci(d['recall@5_lo'], d['recall@5_hi'])} and MRR {d['mrr']:.3f} "
+           f"{_ci(d['mrr_lo'], d['mrr_hi'])} (95% bootstrap CIs)."]
+    ranked = test.sort_values("hit@1", ascending=False).reset_index(drop=True)
+    rank = int(ranked.index[ranked["arm_label"] == default_arm][0]) + 1
+    top = ranked.iloc[0]
+    families = test.groupby("arm")["hit@1"].max().sort_values(ascending=False)
+    out.append(f"It ranks {rank} of {len(test)} arms by test Hit@1 (best: {top['arm_label']}, {top['hit@1']:.3f}); "
+               "the best arm of each family: " + ", ".join(f"{a} {v:.3f}" for a, v in families.items()) + ".")
+    dev = run.table(TOOLCARD_ABLATION.notebook, "ablation_dev")
+    if dev is not None and default_arm in set(dev["arm_label"]):
+        dv = float(dev.set_index("arm_label").loc[default_arm, "hit@1"])
+        out.append(f"On dev, where cards and settings were tuned, the same arm reaches Hit@1 {dv:.3f}, "
+                   f"{dv - d['hit@1']:+.3f} against test.")
+    out.append(f"The no-call rule (fitted on the calib split) answers {d['no_call_accuracy']:.3f} of the no-call queries "
+               f"{_ci(d['no_call_accuracy_lo'], d['no_call_accuracy_hi'])} and refuses {d['false_no_call_rate']:.3f} of "
+               f"real calls {_ci(d['false_no_call_rate_lo'], d['false_no_call_rate_hi'])}.")
+    if paired is not None and len(paired) and "p_value" in paired.columns:
+        holm = pd.Series(holm_adjusted(paired["p_value"].tolist()), index=paired.index)
+        raw = paired[paired["p_value"] < 0.05]
+        kept = paired[holm < 0.05]
+        raw_better = raw[raw["diff"] > 0]
+        named = "; ".join(f"{r['arm_label']} {r['metric']} {r['diff']:+.3f} {_ci(r['ci_low'], r['ci_high'])}"
+                          for _, r in raw_better.iterrows())
+        out.append(f"Of the {len(paired)} paired comparisons with the default ({paired['arm_label'].nunique()} arms × "
+                   f"{paired['metric'].nunique()} metrics), {len(raw)} have p < 0.05 uncorrected, "
+                   f"{len(raw_better)} of them in favour of the other arm" + (f" ({named})" if named else "")
+                   + f"; after Holm's correction {len(kept)} remain, {int((kept['diff'] > 0).sum())} in favour of "
+                   "the other arm.")
+    return out
+
+
+# --- 03 ----------------------------------------------------------------------------------------------------------
+
+def step_limits(run: Any, proposed_cap: int) -> list[str]:
+    by_cap = run.table(STEP_LIMITS.notebook, "by_cap")
+    if by_cap is None or by_cap.empty:
+        return []
+    out = []
+    by_cap = by_cap[by_cap["top_k"] == by_cap["top_k"].min()]
+    models = list(by_cap["model"].unique()) if "model" in by_cap.columns else [None]
+    for model in models:
+        part = by_cap if model is None else by_cap[by_cap["model"] == model]
+        at = part[part["cap"] == proposed_cap]
+        if at.empty:
+            continue
+        r = at.iloc[0]
+        who = "" if model is None else f" with model {model}"
+        out.append(f"At cap {proposed_cap} (top-{int(r['top_k'])}) the agent{who} completed "
+                   f"{_wilson_text(int(r['completed']), int(r['runs']))} of the tasks, at {r['total_tokens']:,.0f} "
+                   f"tokens and {r['seconds']:.1f} s per task.")
+    first = _first_model(by_cap).sort_values("cap")
+    best, worst = first.loc[first["completion"].idxmax()], first.loc[first["completion"].idxmin()]
+    out.append(f"Across caps {', '.join(str(int(c)) for c in first['cap'])}, completion ranges from "
+               f"{_pct(worst['completion'])} (cap {int(worst['cap'])}) to {_pct(best['completion'])} "
+               f"(cap {int(best['cap'])}), a difference of {int(best['completed'] - worst['completed'])} of "
+               f"{int(best['runs'])} tasks.")
+    by_length = run.table(STEP_LIMITS.notebook, "by_length")
+    if by_length is not None:
+        length = _first_model(by_length)
+        length = length[(length["cap"] == proposed_cap) & (length["top_k"] == length["top_k"].min())]
+        if len(length):
+            out.append(f"By the number of tools a task needs, at cap {proposed_cap}: " + "; ".join(
+                f"{_tools(int(r.chain_length))} {int(r.completed)}/{int(r.runs)}" for r in length.itertuples()) + ".")
+    cuts = run.table(STEP_LIMITS.notebook, "cut_chains")
+    if cuts is not None:
+        out.append("No run failed at a cap that a higher cap completed, so the cap is not what limits this agent."
+                   if len(cuts) == 0 else
+                   f"{len(cuts)} runs failed at a cap although a higher cap completed the same task.")
+    return out
+
+
+def _tools(n: int) -> str:
+    return "no tool" if n == 0 else f"{n} tool" + ("s" if n > 1 else "")
+
+
+# --- 04 ----------------------------------------------------------------------------------------------------------
+
+def rag_routing(run: Any) -> tuple[int, int, int] | None:
+    """(RAG questions, those whose gold RAG tool the router put in the top k, those whose gold tool the
+    model called), from 04's runs.csv; None when it is not in the run."""
+    path = run.run_dir / RAGAS_EVAL.notebook / "runs.csv"
+    if not path.is_file():
+        return None
+    runs = pd.read_csv(path)
+    runs = _first_model(runs)
+    rag = runs[runs["kind"] == "rag"]
+    routed = called = 0
+    for row in rag.itertuples():
+        gold = set(json.loads(row.gold_tools))
+        routed += bool(gold & set(json.loads(row.routed)))
+        called += bool(gold & set(json.loads(row.called_tools)))
+    return len(rag), routed, called
+
+
+def zero_consultations(by_scenario: pd.DataFrame) -> list[str]:
+    """Consultations whose tool-call accuracy and fact presence are both 0."""
+    zero = by_scenario[(by_scenario["tool_call_accuracy"] == 0) & (by_scenario["fact_presence"] == 0)]
+    return list(zero["conversation"])
+
+
+def ragas(run: Any) -> list[str]:
+    by_kind = run.table(RAGAS_EVAL.notebook, "by_kind")
+    if by_kind is None or by_kind.empty:
+        return []
+    kinds = _first_model(by_kind).set_index("kind")
+    out = []
+    if "scenario" in kinds.index:
+        s = kinds.loc["scenario"]
+        out.append(f"On the {int(s['turns'])} scenario turns the agent names the right tools with F1 "
+                   f"{s['tool_name_f1']:.3f}, but ToolCallAccuracy (names and arguments) is {s['tool_call_accuracy']:.3f} "
+                   f"and {s['fact_presence']:.3f} of the facts an answer must state reach it.")
+    by_scenario = run.table(RAGAS_EVAL.notebook, "by_scenario")
+    if by_scenario is not None and len(by_scenario):
+        sc = _first_model(by_scenario)
+        best = sc.loc[sc["tool_call_accuracy"].idxmax()]
+        zero = zero_consultations(sc)
+        out.append(f"Per consultation the best is {best['conversation']} (tool-call accuracy "
+                   f"{best['tool_call_accuracy']:.2f}, facts {best['fact_presence']:.2f}); {len(zero)} of {len(sc)} "
+                   f"consultations score 0 on both" + (f" ({', '.join(zero)})." if zero else "."))
+    rag = rag_routing(run)
+    if rag is not None and rag[0]:
+        n, routed, called = rag
+        out.append(f"Of the {n} RAG questions, the router put the gold RAG tool in the top k for {routed} and the "
+                   f"model called it for {called}; the others were answered with structured product tools or none.")
+    if "query" in kinds.index:
+        q = kinds.loc["query"]
+        out.append(f"On {int(q['turns'])} test queries the end-to-end tool-name F1 is {q['tool_name_f1']:.3f}.")
+    failures = run.table(RAGAS_EVAL.notebook, "judge_failures")
+    if failures is not None and len(failures):
+        f = failures.set_index("metric")
+        out.append(f"The judge made {int(f['attempted'].sum())} judgements ({int(f['failed'].sum())} failed to parse)"
+                   + (f"; faithfulness was judged on {int(f.loc['faithfulness', 'ok'])} rows"
+                      if "faithfulness" in f.index else "") + ".")
+    return out
+
+
+# --- 05 ----------------------------------------------------------------------------------------------------------
+
+def scale(run: Any) -> list[str]:
+    table = run.table(SCALE.notebook, "scale")
+    if table is None or table.empty:
+        return []
+    out = []
+    smallest, largest = table["size"].min(), table["size"].max()
+    for arm, part in table.groupby("arm", sort=False):
+        a = part[part["size"] == smallest].iloc[0]
+        b = part[part["size"] == largest].iloc[0]
+        out.append(f"{arm}: from {int(smallest):,} to {int(largest):,} tools Hit@1 {a['hit@1']:.3f} → {b['hit@1']:.3f}, "
+                   f"Recall@5 {a['recall@5']:.3f} → {b['recall@5']:.3f}, MRR {a['mrr']:.4f} → {b['mrr']:.4f}, "
+                   f"no-call accuracy {a['no_call_accuracy']:.3f} → {b['no_call_accuracy']:.3f}; route p50 "
+                   f"{a['latency_p50_ms']:.1f} → {b['latency_p50_ms']:.1f} ms (one pass, no CI).")
+    out.append("The distractors are English function documents beside Korean cards, so this measures robustness "
+               "to a large foreign catalogue rather than crowding by look-alike tools in the same language.")
+    edits = run.table(SCALE.notebook, "edit_cost")
+    if edits is not None and len(edits):
+        e = edits.set_index(["size", "arm"])["edit_seconds"]
+        out.append("One card edit costs " + ", ".join(
+            f"{s:.2f} s ({arm}, {int(size):,} tools)" for (size, arm), s in e.items()) + ".")
+    bfcl = run.table(SCALE.notebook, "bfcl_routing")
+    if bfcl is not None and len(bfcl):
+        pooled = bfcl[bfcl["category"] == "all"] if (bfcl["category"] == "all").any() else bfcl
+        best = pooled.loc[pooled["hit@1"].idxmax()]
+        out.append(f"On BFCL's own questions ({int(best['n']):,} over {int(best['tools'])} tools) the best arm is "
+                   f"{best['arm']}: Hit@1 {best['hit@1']:.3f}, Recall@5 {best['recall@5']:.3f}.")
+    return out
+
+
+# --- 06 ----------------------------------------------------------------------------------------------------------
+
+def _diff_text(row: pd.Series) -> str:
+    return f"{row['hit@1_diff']:+.3f} {_ci(row['hit@1_diff_lo'], row['hit@1_diff_hi'])}"
+
+
+def card_improvement(run: Any) -> list[str]:
+    aug = run.table(CARD_IMPROVEMENT.notebook, "augmentation")
+    rerank = run.table(CARD_IMPROVEMENT.notebook, "rerank")
+    if aug is None and rerank is None:
+        return []
+    out = []
+    cost = run.table(CARD_IMPROVEMENT.notebook, "augmentation_cost")
+    if cost is not None and len(cost):
+        c = cost.iloc[0]
+        out.append(f"The local LLM wrote {int(c['examples_added'])} synthetic examples that survived the filters "
+                   f"({int(c['llm_calls'])} calls, {c['seconds']:,.0f} s).")
+    excluded = []
+    if aug is not None:
+        for split, part in aug.groupby("split", sort=False):
+            arm = part[part["hit@1_diff"].notna()]
+            base = part[part["hit@1_diff"].isna()]
+            if len(arm) and len(base):
+                a, b = base.iloc[0], arm.iloc[0]
+                out.append(f"With them, {split} Hit@1 goes {a['hit@1']:.3f} → {b['hit@1']:.3f} (n={int(b['n'])}, "
+                           f"paired difference {_diff_text(b)}).")
+                excluded.append(b["hit@1_diff_lo"] > 0 or b["hit@1_diff_hi"] < 0)
+    if rerank is not None:
+        arm, base = rerank[rerank["hit@1_diff"].notna()], rerank[rerank["hit@1_diff"].isna()]
+        if len(arm) and len(base):
+            a, b = base.iloc[0], arm.iloc[0]
+            out.append(f"The arm '{b['arm']}' moves {b['split']} Hit@1 {a['hit@1']:.3f} → {b['hit@1']:.3f} (paired difference "
+                       f"{_diff_text(b)}) at {b['seconds_per_query_p50']:.2f} s per query instead of "
+                       f"{a['seconds_per_query_p50'] * 1000:.0f} ms.")
+            excluded.append(b["hit@1_diff_lo"] > 0 or b["hit@1_diff_hi"] < 0)
+    if excluded:
+        out.append(f"{sum(excluded)} of the {len(excluded)} paired differences have a 95% CI that excludes 0.")
+    return out
+
+
+def writers(default_arm: str, proposed_cap: int) -> dict[str, Callable[[Any], list[str]]]:
+    """The findings writer of each notebook, with the report's parameters bound."""
+    return {INGEST.notebook: ingest, TOOLCARD_ABLATION.notebook: lambda run: ablation(run, default_arm),
+            STEP_LIMITS.notebook: lambda run: step_limits(run, proposed_cap), RAGAS_EVAL.notebook: ragas,
+            SCALE.notebook: scale, CARD_IMPROVEMENT.notebook: card_improvement}

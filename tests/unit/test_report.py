@@ -1,0 +1,197 @@
+"""The run report: verdicts first, every target read from the table it names, tables whole, p-values
+readable, its own row in the run status, and the committed reference report built that way.
+
+- `targets.verdicts` lists every target once; each value equals the CSV and column the target names
+  (read here independently), its CI comes from the table or a Wilson interval, and a CI that crosses
+  the goal is noted (the false no-call rate's upper bound against the 3% budget).
+- `report.table_html` shows every row and column (no pandas "..."), `format_p` never prints 0 or
+  scientific notation, `timings` shows the report as "this notebook" (not "running / NaN").
+- The section order is findings, figures, tables; every experiment of the reference gets 3–6 sentences.
+- results/reference/report.html opens with the verdict table, truncates nothing, has no stderr lines and
+  no `e+00` p-values, and its verdicts.csv equals what the targets read from the reference tables.
+"""
+
+import math
+import re
+
+import nbformat
+import pandas as pd
+import pytest
+
+from toolroute.config import ROOT
+from toolroute.evaluation.metrics import holm_adjusted, wilson_interval
+from toolroute.experiments import findings, report, targets
+from toolroute.pipeline import export_html
+
+REFERENCE = ROOT / "results" / "reference"
+DEFAULT_ARM = "hybrid:e5-small:multi/top2"
+
+
+def _read_independently(target: targets.Target) -> pd.DataFrame:
+    table = pd.read_csv(target.path(REFERENCE, ROOT))
+    for column, value in target.rows:
+        value = DEFAULT_ARM if value == targets.DEFAULT_ARM else value
+        table = table[table[column].astype(str) == str(value)]
+    return table
+
+
+# --- statistics --------------------------------------------------------------------------------------------------
+
+def test_wilson_interval_matches_known_values():
+    lo, hi = wilson_interval(0, 14)
+    assert lo == 0.0 and hi == pytest.approx(0.2153, abs=1e-4)
+    lo, hi = wilson_interval(94, 98)
+    assert lo == pytest.approx(0.8997, abs=1e-4) and hi == pytest.approx(0.9840, abs=1e-4)
+    assert all(math.isnan(x) for x in wilson_interval(0, 0))
+    with pytest.raises(ValueError):
+        wilson_interval(5, 4)
+
+
+def test_holm_adjusts_in_order_and_keeps_nan():
+    adjusted = holm_adjusted([0.01, 0.04, float("nan"), 0.03])
+    assert adjusted[0] == pytest.approx(0.03) and adjusted[3] == pytest.approx(0.06) and adjusted[1] == pytest.approx(0.06)
+    assert math.isnan(adjusted[2])
+
+
+# --- the verdict table -------------------------------------------------------------------------------------------
+
+def test_every_target_value_equals_the_csv_it_names():
+    verdicts = targets.verdicts(REFERENCE, DEFAULT_ARM)
+    assert len(verdicts) == len(targets.TARGETS)
+    for target, (_, row) in zip(targets.TARGETS, verdicts.iterrows()):
+        assert row["target"].startswith(target.name)
+        assert target.table in row["source"] and target.column in row["source"]
+        if row["verdict"] == "not measured":
+            table = target.path(REFERENCE, ROOT)
+            assert not table.is_file() or target.column not in pd.read_csv(table).columns or _read_independently(target).empty
+            continue
+        rows = _read_independently(target)
+        assert len(rows) == 1, target.name
+        assert row["value"] == pytest.approx(float(rows[target.column].iloc[0]), abs=0), target.name
+        assert row["verdict"] == ("met" if target.met(row["value"]) else "missed")
+        if f"{target.column}_lo" in rows.columns:
+            assert row["ci"] == "bootstrap" and row["ci_low"] == rows[f"{target.column}_lo"].iloc[0]
+        elif target.n:
+            assert row["ci"] == "Wilson"
+            assert (row["ci_low"], row["ci_high"]) == wilson_interval(int(rows[target.count].iloc[0]), int(rows[target.n].iloc[0]))
+
+
+def test_the_targets_are_declared_once_with_their_source():
+    names = [t.name for t in targets.TARGETS]
+    assert len(names) == len(set(names))
+    for t in targets.TARGETS:
+        assert t.goal in (targets.AT_LEAST, targets.AT_MOST) and t.issue > 0 and t.table.endswith(".csv") and t.rows
+    expected = {"hit@1": 0.92, "recall@5": 0.99, "mrr": 0.95, "no_call_accuracy": 0.95, "false_no_call_rate": 0.03}
+    router = {t.column: t.threshold for t in targets.TARGETS if t.table == "02_toolcard_ablation/ablation_test.csv"}
+    assert router == expected
+
+
+def test_false_no_call_is_noted_when_its_ci_exceeds_the_budget():
+    verdicts = targets.verdicts(REFERENCE, DEFAULT_ARM).set_index("target")
+    row = verdicts.loc["false no-call rate (real calls refused), test"]
+    assert row["ci_high"] > 0.03 and row["verdict"] == "met"
+    assert f"upper bound {row['ci_high']:.3f} exceeds the 0.030 budget" in row["note"]
+    shown = targets.verdict_display(verdicts.reset_index()).set_index("target")
+    assert shown.loc["false no-call rate (real calls refused), test", "95% CI"].startswith(f"[{row['ci_low']:.3f}, ")
+
+
+def test_a_target_the_run_does_not_measure_is_listed_not_dropped(tmp_path):
+    missing = targets.Target("x", "02_toolcard_ablation/ablation_test.csv", "no_such_column",
+                             (("arm_label", targets.DEFAULT_ARM),), targets.AT_LEAST, 0.5, issue=1)
+    absent = targets.Target("y", "99_none/t.csv", "v", (("a", 1),), targets.AT_MOST, 0.5, issue=1)
+    table = targets.verdicts(REFERENCE, DEFAULT_ARM, targets=(missing, absent))
+    assert list(table["verdict"]) == ["not measured", "not measured"]
+    assert "no no_such_column column" in table["note"].iloc[0] and "not in this run" in table["note"].iloc[1]
+
+
+# --- formatting --------------------------------------------------------------------------------------------------
+
+def test_p_values_read_as_numbers_not_zeros():
+    assert report.format_p(0.0) == "< 0.001" and report.format_p(0.0008) == "< 0.001"
+    assert report.format_p(0.0123) == "0.012" and report.format_p(float("nan")) == "–" and report.format_p(None) == "–"
+    paired = pd.read_csv(REFERENCE / "02_toolcard_ablation" / "paired_test.csv")
+    html = report.table_html(report.paired_with_holm(paired))
+    assert "e+00" not in html and "e-0" not in html and "&lt; 0.001" in html and "p (Holm)" in html
+
+
+def test_tables_are_shown_whole():
+    big = pd.DataFrame({"arm": [f"arm{i}" for i in range(200)], "x": [i / 7 for i in range(200)],
+                        **{f"c{j}": range(200) for j in range(40)}})
+    html = report.table_html(big)
+    assert html.count("<tr") == 201 and "arm199" in html and "c39" in html
+    assert "..." not in html and "…" not in html
+
+
+def test_the_run_status_shows_the_report_as_this_notebook():
+    run = report.RunOutputs(REFERENCE, manifest={"notebooks": {
+        "07_report": {"status": "running"}, "01_ingest": {"status": "ok", "seconds": 289.0}}})
+    table = report.timings(run).set_index("notebook")
+    assert list(table.index) == ["01_ingest", "07_report"]
+    assert table.loc["07_report", "status"] == "this notebook" and table.loc["07_report", "seconds"] == "–"
+    assert "nan" not in report.table_html(report.timings(run)).lower()
+
+
+def test_export_leaves_out_stderr(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text="llama_context: n_ctx_seq (512)\n"),
+                    nbformat.v4.new_output("stream", name="stdout", text="kept line\n")]
+    nb.cells = [cell]
+    path = tmp_path / "r.ipynb"
+    nbformat.write(nb, str(path))
+    html = export_html(path, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "kept line" in html and "llama_context" not in html
+
+
+# --- sections ----------------------------------------------------------------------------------------------------
+
+def test_each_reference_section_has_findings_then_figures_then_tables():
+    run = report.load_run(REFERENCE)
+    for items in report.report_sections(run, DEFAULT_ARM):
+        kinds = ["text" if isinstance(i, str) else "table" if isinstance(i, pd.DataFrame) else "figure" for i in items]
+        assert kinds[:2] == ["text", "text"], items[0]
+        assert kinds == sorted(kinds, key=["text", "figure", "table"].index), items[0]
+        sentences = [line for line in items[1].splitlines() if line.startswith("- ")]
+        assert 3 <= len(sentences) <= 6, (items[0], sentences)
+
+
+def test_findings_follow_the_tables(tmp_path):
+    """The numbers in the text come from the tables: change a table and the sentence changes."""
+    run = report.load_run(REFERENCE)
+    by_scenario = run.table("04_ragas_eval", "by_scenario")
+    zero = findings.zero_consultations(by_scenario)
+    assert len(zero) == int(((by_scenario["tool_call_accuracy"] == 0) & (by_scenario["fact_presence"] == 0)).sum())
+    assert f"{len(zero)} of {len(by_scenario)} consultations score 0 on both" in " ".join(findings.ragas(run))
+    changed = run.tables["05_scale"]["scale"].copy()
+    changed.loc[changed.index[-1], "mrr"] = 0.5
+    run.tables["05_scale"] = {**run.tables["05_scale"], "scale": changed}
+    assert "→ 0.5000" in " ".join(findings.scale(run))
+
+
+# --- the committed reference report ------------------------------------------------------------------------------
+
+def _reference_html() -> str:
+    return (REFERENCE / "report.html").read_text(encoding="utf-8")
+
+
+def test_reference_report_opens_with_the_verdict_table():
+    html = _reference_html()
+    first_table = html.index("<table")
+    assert "Verdicts" in html[:first_table] and html.index("Verdicts") < html.index("Headline")
+    assert "read from" in html[first_table:html.index("</table>", first_table)]
+
+
+def test_reference_report_is_not_truncated_and_reads_cleanly():
+    html = _reference_html()
+    assert not re.search(r"<td>\s*(\.\.\.|…)\s*</td>", html) and "rows ×" not in html
+    assert "e+00" not in html and "llama_context" not in html
+    status = html[html.rindex("Run status"):]
+    assert "this notebook" in status and ">running<" not in status and ">nan<" not in status.lower()
+
+
+def test_reference_verdicts_csv_equals_the_targets_read_from_the_reference():
+    committed = pd.read_csv(REFERENCE / "verdicts.csv")
+    fresh = targets.verdicts(REFERENCE, DEFAULT_ARM)
+    assert list(committed["target"]) == list(fresh["target"])
+    pd.testing.assert_series_equal(committed["value"], fresh["value"], check_exact=False, rtol=1e-12)
+    assert list(committed["verdict"]) == list(fresh["verdict"])
