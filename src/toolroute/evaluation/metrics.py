@@ -106,3 +106,19 @@ def paired_comparison(rows_a: Sequence[RoutedRow], rows_b: Sequence[RoutedRow], 
 def _nanmean(values: np.ndarray) -> float:
     values = values[~np.isnan(values)]
     return float(values.mean()) if len(values) else float("nan")
+
+
+def wilson_interval(successes, n, z: float = 1.96) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a proportion (95% by default); arrays in, arrays out, NaN where n is 0.
+
+    Unlike the normal approximation it stays inside [0, 1] and does not collapse to a point at 0 or n
+    successes, which matters for the small counts of the step-limit and RAG tables."""
+    k = np.asarray(successes, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        denom = 1 + z ** 2 / n
+        centre = (p + z ** 2 / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z ** 2 / (4 * n ** 2)) / denom
+    lo, hi = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+    return np.where(n > 0, lo, np.nan), np.where(n > 0, hi, np.nan)
