@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from toolroute.agent.graph import AgentConfig, build_agent
 from toolroute.agent.pack import DomainPack
 from toolroute.agent.tasks import Task, load_tasks
-from toolroute.experiments import step_limits
+from toolroute.experiments import plots, step_limits
 from toolroute.experiments.step_limits import cut_chains, run_step_limits, score_run, summarise
 
 from fake_llm import ScriptedLLM
@@ -291,9 +291,9 @@ def test_tables_verdict_and_plots(frame, tmp_path):
     lines = step_limits.verdict(frame, proposed=3)
     assert any("Cap 3 is the smallest cap reaching the best completion (4/4)" in line for line in lines)
     assert any(line.startswith("- Cap 2 → 3: +1 completed") for line in lines)
-    fig = step_limits.completion_plot(frame, tmp_path / "completion.png")
+    fig = plots.completion_plot(frame, tmp_path / "completion.png")
     assert isinstance(fig, matplotlib.figure.Figure) and (tmp_path / "completion.png").stat().st_size > 0
-    fig = step_limits.cost_plot(frame, tmp_path / "cost.png")
+    fig = plots.cost_plot(frame, tmp_path / "cost.png")
     assert isinstance(fig, matplotlib.figure.Figure) and (tmp_path / "cost.png").stat().st_size > 0
     csv = step_limits.flat(frame)
     assert csv["gold_tools"].map(type).eq(str).all()

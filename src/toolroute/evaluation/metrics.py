@@ -108,18 +108,25 @@ def _nanmean(values: np.ndarray) -> float:
     return float(values.mean()) if len(values) else float("nan")
 
 
-def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """The 95% Wilson score interval of a binomial rate `successes / n` (NaN, NaN when n is 0); unlike the
-    normal approximation it stays inside [0, 1] and is not empty at 0 or n successes."""
-    if n <= 0:
-        return float("nan"), float("nan")
-    if not 0 <= successes <= n:
+def wilson_interval(successes, n, z: float = 1.959963984540054):
+    """The 95% Wilson score interval of a binomial rate `successes / n`: floats for a scalar count,
+    arrays for arrays, NaN where n is 0. Unlike the normal approximation it stays inside [0, 1] and
+    does not collapse to a point at 0 or n successes, which matters for the small counts of the
+    step-limit and RAG tables."""
+    k = np.asarray(successes, dtype=float)
+    m = np.asarray(n, dtype=float)
+    if np.any((m > 0) & ((k < 0) | (k > m))):
         raise ValueError(f"wilson_interval: {successes} successes out of {n}")
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    low = 0.0 if successes == 0 else float(max(0.0, centre - half))
-    high = 1.0 if successes == n else float(min(1.0, centre + half))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / m
+        denom = 1 + z ** 2 / m
+        centre = (p + z ** 2 / (2 * m)) / denom
+        half = z * np.sqrt(p * (1 - p) / m + z ** 2 / (4 * m ** 2)) / denom
+    low = np.where(k == 0, 0.0, np.clip(centre - half, 0, 1))
+    high = np.where(k == m, 1.0, np.clip(centre + half, 0, 1))
+    low, high = np.where(m > 0, low, np.nan), np.where(m > 0, high, np.nan)
+    if low.ndim == 0:
+        return float(low), float(high)
     return low, high
 
 

@@ -140,14 +140,15 @@ def paired_table(results: dict[str, ArmResult], baseline: str, metrics: Sequence
     return pd.DataFrame.from_records(records)
 
 
-def confusion_counts(result: ArmResult, top: int = 15) -> pd.DataFrame:
-    """Most frequent (expected → predicted top-1) mistakes on single-tool call rows."""
+def confusion_counts(result: ArmResult, top: int | None = None) -> pd.DataFrame:
+    """(expected → predicted top-1) mistakes on single-tool call rows, by count and then by name (all of them
+    unless `top`)."""
     counts: dict[tuple[str, str], int] = {}
     for row in result.rows:
         if len(row.expected) == 1 and row.ranked and row.ranked[0] != row.expected[0]:
             key = (row.expected[0], row.ranked[0])
             counts[key] = counts.get(key, 0) + 1
-    data = sorted(counts.items(), key=lambda kv: -kv[1])[:top]
+    data = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
     return pd.DataFrame([{"expected": e, "predicted": p, "count": c} for (e, p), c in data])
 
 

@@ -84,7 +84,8 @@ def augmentation_arm(llm, per_card: int = 5, splits: Sequence[str] = ("dev", "te
         routed = {arm: to_rows(queries, route_queries(r, queries)) for arm, r in routers.items()}
         for arm, arm_rows in routed.items():
             metrics = summarize(arm_rows, KS)
-            row = {"split": split, "arm": arm, "n": len(queries), **{m: metrics[m] for m in METRICS}}
+            row = {"split": split, "arm": arm, "n": len(queries), "n_call": sum(q.is_call for q in queries),
+                   **{m: metrics[m] for m in METRICS}}
             if arm != "authored cards":
                 diff = paired_comparison(routed["authored cards"], arm_rows, "hit@1", KS, n_boot=2000)
                 row.update({"hit@1_diff": diff["diff"], "hit@1_diff_lo": diff["ci_low"], "hit@1_diff_hi": diff["ci_high"],
@@ -116,7 +117,8 @@ def rerank_arm(llm, candidates: int = 8, split: str = "test", limit: int | None 
     for arm, rows, seconds in (("first stage", rows_a, first_seconds),
                                (f"+ LLM rerank of top {candidates}", rows_b, first_seconds + float(np.median(per_query)))):
         metrics = summarize(rows, KS)
-        table.append({"split": split, "arm": arm, "n": len(queries), **{m: metrics[m] for m in METRICS},
+        table.append({"split": split, "arm": arm, "n": len(queries), "n_call": sum(q.is_call for q in queries),
+                      **{m: metrics[m] for m in METRICS},
                       "seconds_per_query_p50": seconds})
     diff = paired_comparison(rows_a, rows_b, "hit@1", KS, n_boot=2000)
     table[1].update({"hit@1_diff": diff["diff"], "hit@1_diff_lo": diff["ci_low"], "hit@1_diff_hi": diff["ci_high"],

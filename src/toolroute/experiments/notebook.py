@@ -164,6 +164,7 @@ def setup_notebook(experiment: Experiment, output_dir: str | Path, max_colwidth:
 
     warnings.filterwarnings("ignore", message="IProgress not found")  # no ipywidgets: text progress bars
     offline_env()
+    show_figures_inline()
     pd.set_option("display.precision", 3)
     pd.set_option("display.width", 200)
     if max_colwidth:
@@ -173,6 +174,21 @@ def setup_notebook(experiment: Experiment, output_dir: str | Path, max_colwidth:
     out = Path(output_dir) / experiment.notebook
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def show_figures_inline() -> bool:
+    """In a notebook kernel, show a matplotlib figure that ends a cell as a PNG (the figures are drawn with
+    the Agg backend, which on its own shows only "<Figure size …>"). False outside IPython."""
+    try:
+        from IPython import get_ipython  # only in a kernel: the package runs without IPython
+        from IPython.core.pylabtools import select_figure_formats  # only in a kernel, as above
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+    select_figure_formats(shell, {"png"}, bbox_inches="tight", dpi=100)
+    return True
 
 
 @dataclass

@@ -1,9 +1,18 @@
-"""Figures of the ablation report; each carries the split and settings it came from in its title."""
+"""Every figure of the notebooks, drawn from their tables; each says what it shows, over how many rows,
+on which split, and with which interval.
+
+Conventions: rates carry 95% intervals (bootstrap where the table has them, Wilson from counts
+otherwise); bars start at 0; a legend sits outside the axes (it covers no data); a default or
+pooled series is black and thick. Every function takes data frames (so a figure can be redrawn from
+the committed tables, see `toolroute.experiments.redraw`), saves to `path` when given, and returns
+the figure (a notebook shows it inline as the cell's last expression).
+"""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import matplotlib
 
@@ -12,89 +21,648 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from toolroute.experiments.ablation import ArmResult, confusion_counts  # noqa: E402
+from toolroute.evaluation.metrics import wilson_interval  # noqa: E402
+
+NO_CALL = "(no call)"
+LINESTYLES = ("-", "--", ":", "-.")
+DEFAULT_COLOR = "black"
+CALL_COLOR, NO_CALL_COLOR = "#4C72B0", "#DD8452"
 
 
 def _save(fig, path: str | Path | None):
     if path is not None:
         fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)  # still drawable inline; pyplot no longer holds it (no pile-up across a notebook)
     return fig
 
 
-def recall_curves(table: pd.DataFrame, ks: Sequence[int], split: str, path=None):
-    """Recall@k against k, one line per arm, with the 95% CI as a band."""
-    fig, ax = plt.subplots(figsize=(9, 5.5))
+def _legend_outside(ax, **kwargs):
+    """A legend right of the axes, where it can cover no data."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
+
+
+def _wilson_err(k, n, p=None) -> np.ndarray:
+    """The (2, n) error-bar lengths of the Wilson interval around `p` (default k / n)."""
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    p = k / n if p is None else np.asarray(p, dtype=float)
+    lo, hi = wilson_interval(k, n)
+    return np.vstack([np.clip(p - lo, 0, None), np.clip(hi - p, 0, None)])
+
+
+def line_styles(n: int) -> list[tuple[str, str]]:
+    """`n` distinct (colour, line style) pairs: the ten tab10 colours, then the same colours dashed, dotted ..."""
+    colors = [f"C{i}" for i in range(10)]
+    if n > len(colors) * len(LINESTYLES):
+        raise ValueError(f"{n} lines: at most {len(colors) * len(LINESTYLES)} distinct styles")
+    return [(colors[i % len(colors)], LINESTYLES[i // len(colors)]) for i in range(n)]
+
+
+# --- 01 ingest ---------------------------------------------------------------------------------------------
+
+def chunk_length_bins(size: int, longest: int | None = None, bins: int = 20) -> np.ndarray:
+    """Bin edges 0 … `size` (the last edge is the limit itself, inclusive), extended in the same width only
+    when a chunk is longer than the limit: no bar right of the limit unless a chunk is."""
+    width = size / bins
+    edges = np.linspace(0, size, bins + 1)
+    if longest is not None and longest > size:
+        extra = math.ceil((longest - size) / width)
+        edges = np.concatenate([edges, size + width * np.arange(1, extra + 1)])
+    return edges
+
+
+def chunk_length_plot(lengths: pd.DataFrame, size: int, overlap: int, path: str | Path | None = None):
+    """Histogram of chunk lengths per collection, with the size limit marked."""
+    keys = list(dict.fromkeys(lengths["collection"]))
+    fig, axes = plt.subplots(1, max(1, len(keys)), figsize=(5.5 * max(1, len(keys)), 4), squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        values = lengths.loc[lengths.collection == key, "chars"]
+        longest = int(values.max()) if len(values) else 0
+        ax.hist(values, bins=chunk_length_bins(size, longest), color=CALL_COLOR, alpha=0.85, edgecolor="white")
+        ax.axvline(size, color="#C44E52", ls="--", lw=1, label=f"size limit {size}")
+        ax.set_title(f"{key}: {len(values)} chunks, median {int(values.median()) if len(values) else 0}, "
+                     f"max {longest} chars", fontsize=10)
+        ax.set_xlabel(f"characters per chunk (header excluded; bins of {size // 20})")
+        ax.set_ylabel("chunks")
+        ax.legend(fontsize=8, loc="upper left")
+    fig.suptitle(f"Chunk lengths — size {size}, overlap {overlap}")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def hit_rate_plot(table: pd.DataFrame, ks: Sequence[int], path: str | Path | None = None, embedder: str = ""):
+    """hit@k against chunk size with Wilson 95% CIs, one panel per collection (all, terms, product_info), and
+    MRR on its own panel and axis."""
+    keys = [c for c in ("all", *[c for c in dict.fromkeys(table["collection"]) if c != "all"])
+            if c in set(table["collection"])]
+    fig, axes = plt.subplots(1, len(keys) + 1, figsize=(4.4 * (len(keys) + 1), 4.2), squeeze=False)
+    axes = axes[0]
+    sizes = sorted(table["chunk_size"].unique())
+    step = (max(sizes) - min(sizes)) / 60 if len(sizes) > 1 else 1
+    for ax, key in zip(axes, keys):
+        t = table[table.collection == key].sort_values("chunk_size")
+        n = int(t["n"].iloc[0])
+        for i, k in enumerate(ks):
+            p = t[f"hit@{k}"].to_numpy()
+            err = _wilson_err(np.round(p * t["n"]), t["n"], p)
+            ax.errorbar(t["chunk_size"] + (i - (len(ks) - 1) / 2) * step, p, yerr=err, marker="o", capsize=2,
+                        label=f"hit@{k}", color=f"C{i}")
+        ax.set_xticks(sizes)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("chunk size (characters)")
+        ax.set_ylabel(f"share of the {n} questions with a hit in the top k")
+        ax.set_title(f"{key} ({n} questions)", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8, loc="lower left")
+    ax = axes[-1]
+    for i, key in enumerate(keys):
+        t = table[table.collection == key].sort_values("chunk_size")
+        ax.plot(t["chunk_size"], t["mrr"], marker="s", color=DEFAULT_COLOR if key == "all" else f"C{i + 4}",
+                lw=2.2 if key == "all" else 1.2, label=f"{key} (n={int(t['n'].iloc[0])})")
+    ax.set_xticks(sizes)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("chunk size (characters)")
+    ax.set_ylabel(f"MRR (mean 1/rank of the first hit, top {max(ks)})")
+    ax.set_title("MRR per collection", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower left")
+    fig.suptitle(f"Retrieval on rag_qa{' — ' + embedder if embedder else ''} (bars: Wilson 95% CI)")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+# --- 02 ToolCard ablation ----------------------------------------------------------------------------------
+
+def recall_curves(table: pd.DataFrame, ks: Sequence[int], split: str, path=None, default_arm: str | None = None):
+    """Recall@k against k, one line per arm, each in its own colour and line style; the default arm black and
+    thick with its 95% bootstrap CI as a band; the legend outside the axes."""
+    fig, ax = plt.subplots(figsize=(10, 6))
+    others = [label for label in table["arm_label"] if label != default_arm]
+    styles = dict(zip(others, line_styles(len(others))))
     for _, row in table.iterrows():
+        label = row["arm_label"]
         values = [row[f"recall@{k}"] for k in ks]
-        lo = [row[f"recall@{k}_lo"] for k in ks]
-        hi = [row[f"recall@{k}_hi"] for k in ks]
-        line, = ax.plot(ks, values, marker="o", label=row["arm_label"], lw=1.4)
-        ax.fill_between(ks, lo, hi, color=line.get_color(), alpha=0.08)
+        if label == default_arm:
+            ax.fill_between(ks, [row[f"recall@{k}_lo"] for k in ks], [row[f"recall@{k}_hi"] for k in ks],
+                            color=DEFAULT_COLOR, alpha=0.12, lw=0, label="default arm: 95% bootstrap CI")
+            ax.plot(ks, values, marker="o", color=DEFAULT_COLOR, lw=3.2, zorder=5, label=f"{label} (default)")
+        else:
+            color, ls = styles[label]
+            ax.plot(ks, values, marker=".", color=color, ls=ls, lw=1.3, label=label)
     ax.set_xticks(list(ks))
     ax.set_xlabel("k (tools passed to the LLM)")
     ax.set_ylabel("Recall@k (all expected tools in top k)")
-    ax.set_title(f"Recall@k per arm — {split} split")
+    ax.set_title(f"Recall@k per arm — {split} split, call rows")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right", ncol=2)
+    _legend_outside(ax, fontsize=7)
     return _save(fig, path)
 
 
-def metric_bars(table: pd.DataFrame, metric: str, split: str, path=None):
-    """One metric per arm with its 95% CI, sorted."""
-    t = table.sort_values(metric)
-    fig, ax = plt.subplots(figsize=(8, 0.35 * len(t) + 1.5))
+def metric_bars(table: pd.DataFrame, metric: str, split: str, path=None, default_arm: str | None = None,
+                dev: pd.DataFrame | None = None, dev_split: str = "dev"):
+    """One metric per arm with its 95% CI, bars from 0, sorted by `split`; the default arm in black, and the
+    `dev` value of each arm beside it when given."""
+    t = table.sort_values(metric).reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(9, 0.42 * len(t) + 1.6))
+    y = np.arange(len(t))
+    height = 0.4 if dev is not None else 0.75
     err = np.vstack([t[metric] - t[f"{metric}_lo"], t[f"{metric}_hi"] - t[metric]])
-    ax.barh(t["arm_label"], t[metric], xerr=err, color="#4C72B0", alpha=0.85, capsize=2)
-    ax.set_xlim(max(0.0, float(t[f"{metric}_lo"].min()) - 0.05), 1.0)
+    colors = [DEFAULT_COLOR if a == default_arm else CALL_COLOR for a in t["arm_label"]]
+    ax.barh(y + (height / 2 if dev is not None else 0), t[metric], height=height, xerr=err, color=colors,
+            alpha=0.9, capsize=2, error_kw={"ecolor": "#777777"}, label=f"{split} (95% bootstrap CI)")
+    if dev is not None:
+        d = dev.set_index("arm_label").reindex(t["arm_label"])
+        derr = np.vstack([d[metric] - d[f"{metric}_lo"], d[f"{metric}_hi"] - d[metric]])
+        ax.barh(y - height / 2, d[metric].to_numpy(), height=height, xerr=derr, color="#A9B8D3", hatch="//",
+                edgecolor="white", capsize=2, label=f"{dev_split} (where choices are made)")
+    ax.set_yticks(y, [f"{a}  ◀ default" if a == default_arm else a for a in t["arm_label"]], fontsize=8)
+    for tick in ax.get_yticklabels():
+        if default_arm and tick.get_text().startswith(default_arm):
+            tick.set_fontweight("bold")
+    ax.set_xlim(0, 1.0)
     ax.set_xlabel(f"{metric} (95% bootstrap CI)")
-    ax.set_title(f"{metric} per arm — {split} split")
+    ax.set_title(f"{metric} per arm — {split} split" + (f", {dev_split} beside it" if dev is not None else ""))
     ax.grid(axis="x", alpha=0.3)
+    _legend_outside(ax, fontsize=8)
     return _save(fig, path)
 
 
-def confusion_heatmap(result: ArmResult, split: str, path=None, top: int = 15):
-    """Expected vs predicted top-1 among the tools involved in the most frequent mistakes."""
-    counts = confusion_counts(result, top=top)
-    fig, ax = plt.subplots(figsize=(8, 6.5))
-    if counts.empty:
-        ax.text(0.5, 0.5, "no top-1 confusions", ha="center", va="center")
-        ax.set_axis_off()
-        return _save(fig, path)
-    matrix = counts.pivot_table(index="expected", columns="predicted", values="count", fill_value=0)
-    im = ax.imshow(matrix.values, cmap="Reds")
-    ax.set_xticks(range(matrix.shape[1]), matrix.columns, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(matrix.shape[0]), matrix.index, fontsize=8)
+def routing_outcomes(rows, modules: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One row per query: expected tools, the routed top-1, whether a tool was called (the no-call rule's
+    decision), and the modules of both. `rows` are `RoutedRow`s (expected, ranked, no_call_predicted)."""
+    modules = modules or {}
+    records = []
+    for row in rows:
+        top1 = row.ranked[0] if row.ranked else ""
+        records.append({"id": row.id, "expected": tuple(row.expected), "top1": top1,
+                        "called": not row.no_call_predicted})
+    return _with_modules(pd.DataFrame.from_records(records, columns=["id", "expected", "top1", "called"]), modules)
+
+
+def _with_modules(outcomes: pd.DataFrame, modules: Mapping[str, str]) -> pd.DataFrame:
+    out = outcomes.copy()
+    out["expected_module"] = [
+        NO_CALL if not e else (modules.get(e[0], "?") if len(e) == 1 else "(multi-tool)") for e in out["expected"]]
+    out["routed_module"] = [modules.get(t, "?") if c and t else NO_CALL for t, c in zip(out["top1"], out["called"])]
+    return out
+
+
+def outcomes_from_failures(failures: pd.DataFrame, queries, modules: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """`routing_outcomes` rebuilt from a committed failure table (rows wrong at top-1 or in the no-call
+    decision) and the split's queries: a row not in the table routed right. For a correct multi-tool row the
+    table does not say which expected tool came first: its top-1 is set to the first expected tool."""
+    wrong = failures.set_index("id")
+    records = []
+    for q in queries:
+        expected = tuple(q.expected_tools)
+        if q.id in wrong.index:
+            f = wrong.loc[q.id]
+            top3 = str(f["top3"]).split(",") if isinstance(f["top3"], str) else []
+            records.append({"id": q.id, "expected": expected, "top1": top3[0] if top3 else "",
+                            "called": not _as_bool(f["no_call_predicted"])})
+        else:
+            records.append({"id": q.id, "expected": expected, "top1": expected[0] if expected else "",
+                            "called": bool(expected)})
+    return _with_modules(pd.DataFrame.from_records(records, columns=["id", "expected", "top1", "called"]),
+                         modules or {})
+
+
+def _as_bool(value) -> bool:
+    return value if isinstance(value, (bool, np.bool_)) else str(value).strip().lower() == "true"
+
+
+def single_tool_misses(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Every single-tool row whose top-1 is another tool, counted per (expected, routed top-1) pair, by count
+    and then by name (not by tie order)."""
+    single = outcomes[outcomes["expected"].map(len) == 1]
+    miss = single[(single["top1"] != "") & (single["top1"] != single["expected"].map(lambda e: e[0]))]
+    counts = (miss.assign(expected=miss["expected"].map(lambda e: e[0]))
+              .groupby(["expected", "top1"]).size().reset_index(name="count")
+              .rename(columns={"top1": "predicted"}))
+    return counts.sort_values(["count", "expected", "predicted"], ascending=[False, True, True]).reset_index(drop=True)
+
+
+def error_counts(outcomes: pd.DataFrame) -> dict[str, int]:
+    """The errors by kind: single-tool top-1 misses, multi-tool rows with a top-1 outside the expected set,
+    no-call rows routed to a tool, call rows refused."""
+    n_tools = outcomes["expected"].map(len)
+    single, multi, none = outcomes[n_tools == 1], outcomes[n_tools > 1], outcomes[n_tools == 0]
+    return {"single_rows": len(single),
+            "single_misses": int((single["top1"] != single["expected"].map(lambda e: e[0])).sum()),
+            "multi_rows": len(multi),
+            "multi_misses": int(sum(t not in e for t, e in zip(multi["top1"], multi["expected"]))),
+            "no_call_rows": len(none), "no_call_routed": int(none["called"].sum()),
+            "call_rows": int((n_tools > 0).sum()), "call_refused": int((~outcomes.loc[n_tools > 0, "called"]).sum())}
+
+
+def module_confusion(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Counts of expected module (or no call) × routed decision (top-1's module, or no call), over single-tool
+    and no-call rows (a multi-tool row has no single expected module)."""
+    part = outcomes[outcomes["expected_module"] != "(multi-tool)"]
+    modules = sorted(set(part["expected_module"]) | set(part["routed_module"]) - {NO_CALL})
+    order = [m for m in modules if m != NO_CALL] + [NO_CALL]
+    matrix = pd.crosstab(part["expected_module"], part["routed_module"])
+    return matrix.reindex(index=order, columns=order, fill_value=0)
+
+
+def confusion_plot(outcomes: pd.DataFrame, arm: str, split: str, path=None):
+    """Left: the routing decision by module with counts (expected → routed top-1's module, or no call),
+    with each module's recall; right: every single-tool miss, expected → routed top-1, by count then name."""
+    errors = error_counts(outcomes)
+    matrix = module_confusion(outcomes)
+    misses = single_tool_misses(outcomes)
+    height = max(6.0, 0.26 * len(misses) + 2.0)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(17, height), gridspec_kw={"width_ratios": [1.15, 1]})
+    share = matrix.div(matrix.sum(axis=1).replace(0, 1), axis=0)
+    ax.imshow(share.values, cmap="Blues", vmin=0, vmax=1)
     for i in range(matrix.shape[0]):
         for j in range(matrix.shape[1]):
             if matrix.values[i, j]:
-                ax.text(j, i, int(matrix.values[i, j]), ha="center", va="center", fontsize=8)
-    ax.set_xlabel("predicted top-1")
-    ax.set_ylabel("expected")
-    ax.set_title(f"Top confusions — {result.spec.label}, {split} split")
-    fig.colorbar(im, ax=ax, shrink=0.7)
+                ax.text(j, i, int(matrix.values[i, j]), ha="center", va="center", fontsize=8,
+                        color="white" if share.values[i, j] > 0.6 else "black")
+    labels = []
+    for name, row in matrix.iterrows():
+        n = int(row.sum())
+        right = int(row.get(name, 0))
+        labels.append(f"{name} ({right}/{n} = {right / n:.2f})" if n else name)
+    ax.set_xticks(range(matrix.shape[1]), matrix.columns, rotation=50, ha="right", fontsize=8)
+    ax.set_yticks(range(matrix.shape[0]), labels, fontsize=8)
+    ax.set_xlabel("routed: top-1's module, or no call (the no-call rule refused)")
+    ax.set_ylabel("expected module (right / rows = recall)")
+    n_matrix = int(matrix.values.sum())
+    ax.set_title(f"Decision by module, counts ({n_matrix} single-tool and no-call rows; shade = share of the row;\n"
+                 f"a wrong tool of the right module counts on the diagonal; {errors['multi_rows']} multi-tool rows "
+                 "not in the matrix)", fontsize=9)
+    if len(misses):
+        pairs = [f"{e} → {p}" for e, p in zip(misses["expected"], misses["predicted"])]
+        y = np.arange(len(misses))[::-1]
+        bx.barh(y, misses["count"], color="#C44E52", alpha=0.85)
+        bx.set_yticks(y, pairs, fontsize=7.5)
+        bx.set_xlim(0, max(2, int(misses["count"].max()) + 1))
+        bx.xaxis.get_major_locator().set_params(integer=True)
+    else:
+        bx.text(0.5, 0.5, "no single-tool misses", ha="center", va="center", transform=bx.transAxes)
+    bx.set_xlabel("queries")
+    bx.set_title(f"Single-tool misses: expected → routed top-1 (all {int(misses['count'].sum())} of "
+                 f"{errors['single_rows']} single-tool rows)", fontsize=9)
+    bx.grid(axis="x", alpha=0.3)
+    fig.suptitle(f"Routing errors — {arm}, {split} split: {errors['single_misses']} single-tool top-1 misses, "
+                 f"{errors['multi_misses']} of {errors['multi_rows']} multi-tool rows with a top-1 outside the "
+                 f"expected set, {errors['no_call_routed']} of {errors['no_call_rows']} no-call rows routed, "
+                 f"{errors['call_refused']} of {errors['call_rows']} call rows refused", fontsize=10)
+    fig.tight_layout()
     return _save(fig, path)
 
 
-def no_call_scores(result: ArmResult, is_call: Sequence[bool], split: str, path=None):
-    """Why one cosine threshold fails and what the fitted rule does: two panels, call vs no-call."""
-    call = np.asarray(is_call)
-    top1 = np.array([r.features.get("dense_top1", np.nan) for r in result.results])
-    prob = np.array([r.call_probability if r.call_probability is not None else np.nan for r in result.results])
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    bins = np.linspace(np.nanmin(top1) - 0.01, np.nanmax(top1) + 0.01, 30) if np.isfinite(top1).any() else 20
-    if np.isfinite(top1).any():
-        axes[0].hist(top1[call], bins=bins, alpha=0.6, label="call rows", color="#4C72B0")
-        axes[0].hist(top1[~call], bins=bins, alpha=0.6, label="no-call rows", color="#DD8452")
-    axes[0].set_title("dense top-1 cosine (one threshold cannot split them)", fontsize=9)
-    axes[0].set_xlabel("top-1 cosine")
-    axes[0].legend()
-    bins = np.linspace(0, 1, 26)
-    axes[1].hist(prob[call], bins=bins, alpha=0.6, label="call rows", color="#4C72B0")
-    axes[1].hist(prob[~call], bins=bins, alpha=0.6, label="no-call rows", color="#DD8452")
-    if result.threshold is not None:
-        axes[1].axvline(result.threshold, color="k", ls="--", label=f"threshold {result.threshold:.2f} (fitted on calib)")
-    axes[1].set_title("fitted rule P(call) (dense, margin, BM25, lexical coverage)", fontsize=9)
-    axes[1].set_xlabel("P(call)")
-    axes[1].legend()
-    fig.suptitle(f"No-call evidence — {result.spec.label}, {split} split")
+def no_call_frame(result, is_call: Sequence[bool]) -> pd.DataFrame:
+    """Per query of an arm: whether it expects a call, the dense top-1 cosine and the fitted rule's P(call)
+    (what `no_call_scores` draws; small enough to save next to the tables)."""
+    return pd.DataFrame({
+        "id": [r.id for r in result.rows], "is_call": list(is_call),
+        "dense_top1": [r.features.get("dense_top1", np.nan) for r in result.results],
+        "call_probability": [r.call_probability if r.call_probability is not None else np.nan
+                             for r in result.results]})
+
+
+def no_call_scores(scores: pd.DataFrame, threshold: float | None, arm: str, split: str, path=None,
+                   fitted_on: str = "calib"):
+    """Why one cosine threshold fails and what the fitted rule does: call vs no-call rows in two panels, counts
+    on a log axis (so a single misrouted no-call row shows next to 150 call rows), no-call rows drawn over the
+    call rows, the threshold's split in the legend, the legend below the panels."""
+    call = scores["is_call"].astype(bool).to_numpy()
+    top1 = scores["dense_top1"].to_numpy(dtype=float)
+    prob = scores["call_probability"].to_numpy(dtype=float)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+    panels = [(axes[0], top1, "dense top-1 cosine (one threshold cannot split them)", "top-1 cosine"),
+              (axes[1], prob, "fitted rule P(call) (dense, margin, BM25, lexical coverage)", "P(call)")]
+    for ax, values, title, xlabel in panels:
+        finite = np.isfinite(values)
+        if not finite.any():
+            ax.text(0.5, 0.5, "not recorded", ha="center", va="center", transform=ax.transAxes)
+        else:
+            lo, hi = (0.0, 1.0) if xlabel == "P(call)" else (np.nanmin(values) - 0.01, np.nanmax(values) + 0.01)
+            bins = np.linspace(lo, hi, 26)
+            ax.hist(values[call & finite], bins=bins, color=CALL_COLOR, alpha=0.55,
+                    label=f"call rows (n={int((call & finite).sum())})", zorder=2)
+            ax.hist(values[~call & finite], bins=bins, histtype="step", lw=2.2, color=NO_CALL_COLOR,
+                    label=f"no-call rows (n={int((~call & finite).sum())})", zorder=3)
+            ax.set_yscale("log")
+            ax.set_ylim(0.7, None)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("queries (log scale)")
+    if threshold is not None:
+        axes[1].axvline(threshold, color="k", ls="--", label=f"threshold {threshold:.2f} (fitted on {fitted_on})",
+                        zorder=4)
+        routed = int((~call & (prob >= threshold)).sum())
+        refused = int((call & (prob < threshold)).sum())
+        axes[1].set_title(f"fitted rule P(call): {routed} no-call rows above the threshold (routed), "
+                          f"{refused} call rows below (refused)", fontsize=9)
+    handles, labels = axes[1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.02), fontsize=9)
+    fig.suptitle(f"No-call evidence — {arm}, {split} split")
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return _save(fig, path)
+
+
+# --- 03 step limits ----------------------------------------------------------------------------------------
+
+def _series_key(frame: pd.DataFrame) -> pd.Series:
+    """The line-style key: the model and top-k when several, else one series ("")."""
+    several_models = "model" in frame.columns and frame["model"].nunique() > 1
+    several_k = frame["top_k"].nunique() > 1
+    if several_models:
+        return frame["model"].astype(str) + " · k" + frame["top_k"].astype(str)
+    if several_k:
+        return "top-" + frame["top_k"].astype(str)
+    return pd.Series("", index=frame.index)
+
+
+def _completion_counts(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    return (frame.assign(completed=frame["completed"].astype(bool))
+            .groupby(by, sort=True)["completed"].agg(runs="size", completed="sum").reset_index()
+            .assign(completion=lambda t: t["completed"] / t["runs"]))
+
+
+def completion_plot(frame: pd.DataFrame, path: str | Path | None = None, title: str = ""):
+    """Completion rate against the cap with Wilson 95% CIs, one line per required chain length (colour) and
+    model or top-k (line style) when several; all tasks pooled in black."""
+    frame = frame.assign(series=_series_key(frame))
+    table = _completion_counts(frame, ["series", "chain_length", "cap"])
+    pooled = _completion_counts(frame, ["series", "cap"])
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
+    for i, (series, part) in enumerate(table.groupby("series", sort=True)):
+        ls = LINESTYLES[i % len(LINESTYLES)]
+        suffix = f", {series}" if series else ""
+        for length, group in part.groupby("chain_length", sort=True):
+            shift = (int(length) - 1.5) * 0.05  # a small sideways shift so equal points and bars stay visible
+            ax.errorbar(group["cap"] + shift, group["completion"], yerr=_wilson_err(group["completed"], group["runs"]),
+                        marker="o", ls=ls, capsize=2, color=f"C{int(length)}",
+                        label=f"{int(length)}-tool tasks (n={int(group['runs'].iloc[0])}){suffix}")
+    for i, (series, group) in enumerate(pooled.groupby("series", sort=True)):
+        ax.errorbar(group["cap"], group["completion"], yerr=_wilson_err(group["completed"], group["runs"]),
+                    color=DEFAULT_COLOR, lw=2.2, capsize=3, ls=LINESTYLES[i % len(LINESTYLES)],
+                    label=f"all tasks (n={int(group['runs'].iloc[0])})" + (f", {series}" if series else ""))
+    ax.set_xticks(sorted(frame["cap"].unique()))
+    ax.set_ylim(0, 1.03)
+    ax.set_xlabel("max_tool_steps (cap)")
+    ax.set_ylabel("task completion (gold tools called + facts in answer)")
+    ax.set_title(title or f"Completion vs tool-step cap — {', '.join(sorted(frame['domain'].unique()))} "
+                          "(bars: Wilson 95% CI)", fontsize=10)
+    ax.grid(alpha=0.3)
+    _legend_outside(ax, fontsize=8)
+    return _save(fig, path)
+
+
+def copied_rows(frame: pd.DataFrame) -> int:
+    """Rows copied from a smaller cap the run never reached (`reuse_uncapped`), 0 when not recorded."""
+    if "reused_from_cap" not in frame.columns:
+        return 0
+    return int((pd.to_numeric(frame["reused_from_cap"], errors="coerce").fillna(0) > 0).sum())
+
+
+def cost_plot(frame: pd.DataFrame, path: str | Path | None = None, title: str = ""):
+    """Mean tokens (prompt + completion), LLM calls and seconds per task against the cap, per chain length;
+    the title says how many rows are copies from a smaller cap."""
+    frame = frame.assign(series=_series_key(frame), seconds=pd.to_numeric(frame["seconds"], errors="coerce"))
+    cols = ["total_tokens", "prompt_tokens", "llm_calls", "seconds"]
+    table = frame.groupby(["series", "chain_length", "cap"], sort=True)[cols].mean().reset_index()
+    pooled = frame.groupby(["series", "cap"], sort=True)[cols].mean().reset_index()
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
+    panels = [("total_tokens", "tokens per task (prompt + completion)"), ("llm_calls", "LLM calls per task"),
+              ("seconds", "seconds per task")]
+    for ax, (col, label) in zip(axes, panels):
+        for i, (series, part) in enumerate(table.groupby("series", sort=True)):
+            suffix = f", {series}" if series else ""
+            for length, group in part.groupby("chain_length", sort=True):
+                ax.plot(group["cap"], group[col], marker="o", ls=LINESTYLES[i % len(LINESTYLES)],
+                        color=f"C{int(length)}", label=f"{int(length)}-tool{suffix}")
+        for i, (series, group) in enumerate(pooled.groupby("series", sort=True)):
+            suffix = f", {series}" if series else ""
+            ax.plot(group["cap"], group[col], color=DEFAULT_COLOR, lw=2, ls=LINESTYLES[i % len(LINESTYLES)],
+                    label=f"all{suffix}")
+            if col == "total_tokens":
+                ax.plot(group["cap"], group["prompt_tokens"], color="grey", lw=1, ls=LINESTYLES[i % len(LINESTYLES)],
+                        label=f"all, prompt only{suffix}")
+        ax.set_xticks(sorted(frame["cap"].unique()))
+        ax.set_ylim(0, None)
+        ax.set_xlabel("max_tool_steps (cap)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    _legend_outside(axes[-1], fontsize=7)
+    copied = copied_rows(frame)
+    note = (f"{copied} of {len(frame)} rows are copies from a smaller cap the run never reached "
+            "(greedy decoding would repeat them)" if copied else f"{len(frame)} rows, each run at its cap")
+    fig.suptitle((title or "What each extra step costs — means per task") + f"\n{note}", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+# --- 04 RAGAS ----------------------------------------------------------------------------------------------
+
+ID_COLUMNS = ("kind", "id", "conversation", "model", "turn")
+
+
+def _mean_ci(values: np.ndarray, n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95% CI of a mean: Wilson for 0/1 values, a percentile bootstrap otherwise (seeded: same figure twice)."""
+    if len(values) == 0:
+        return math.nan, math.nan
+    if np.isin(values, (0.0, 1.0)).all():
+        lo, hi = wilson_interval(values.sum(), len(values))
+        return float(lo), float(hi)
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, len(values), size=(n_boot, len(values)))].mean(axis=1)
+    return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+def metric_plot(scores: pd.DataFrame, path: str | Path | None = None, metrics: Sequence[str] | None = None,
+                bins: int = 10):
+    """One panel per metric: per kind (and model when several), the distribution of the items as a histogram
+    on its side (bar length = share of the kind's items in that 0.1-wide bin, so no item hides behind
+    another) and the mean with its 95% CI; n in each label."""
+    metrics = [m for m in (metrics or [c for c in scores.columns if c not in ID_COLUMNS])
+               if m in scores.columns and pd.to_numeric(scores[m], errors="coerce").notna().any()]
+    kinds = list(dict.fromkeys(scores["kind"]))
+    if "model" in scores.columns and scores["model"].nunique() > 1:
+        models = list(dict.fromkeys(scores["model"].astype(str)))
+        scores = scores.assign(kind=scores["model"].astype(str) + "\n" + scores["kind"])
+        kinds = [f"{m}\n{k}" for m in models for k in kinds if f"{m}\n{k}" in set(scores["kind"])]
+    ncols = min(4, max(1, len(metrics)))
+    nrows = max(1, math.ceil(len(metrics) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.6 * nrows), squeeze=False)
+    edges = np.linspace(0, 1, bins + 1)
+    for ax, metric in zip(axes.flat, metrics):
+        labels = []
+        for i, kind in enumerate(kinds):
+            values = pd.to_numeric(scores.loc[scores["kind"] == kind, metric], errors="coerce").dropna().to_numpy()
+            labels.append(f"{kind}\nn={len(values)}")
+            if not len(values):
+                continue
+            counts, _ = np.histogram(np.clip(values, 0, 1), bins=edges)
+            ax.barh(edges[:-1], counts / len(values) * 0.8, height=edges[1] - edges[0], left=i - 0.4,
+                    align="edge", color=f"C{i}", alpha=0.45, edgecolor="white")
+            for edge, count in zip(edges[:-1], counts):
+                if count:
+                    ax.text(i - 0.38, edge + (edges[1] - edges[0]) / 2, str(count), va="center", fontsize=6)
+            lo, hi = _mean_ci(values)
+            mean = float(values.mean())
+            ax.errorbar(i + 0.3, mean, yerr=[[mean - lo], [hi - mean]], fmt="D", color="black", ms=4, capsize=3)
+        ax.set_xticks(range(len(kinds)), labels, fontsize=7.5)
+        ax.set_xlim(-0.5, len(kinds) - 0.4)
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("score")
+        ax.set_title(metric, fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    for ax in list(axes.flat)[len(metrics):]:
+        ax.axis("off")
+    fig.suptitle("RAGAS metrics per item kind — bars: share of items per 0.1 score bin; ◆ mean with 95% CI "
+                 "(Wilson for 0/1 scores, bootstrap otherwise)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+# --- 05 scale ----------------------------------------------------------------------------------------------
+
+def _n(table: pd.DataFrame, column: str, given: int | None) -> int | None:
+    if column in table.columns and table[column].notna().all():
+        return int(table[column].iloc[0])
+    return given
+
+
+def plot_scale(table: pd.DataFrame, path: str | Path | None = None, bfcl: pd.DataFrame | None = None,
+               n_call: int | None = None, n_no_call: int | None = None, threshold: float = 0.9):
+    """Hit@1 / Recall@5 and the no-call rule against catalogue size (log x) with Wilson 95% bands, route
+    latency (saying how many passes it is from), and BFCL's own questions over BFCL's tools."""
+    n_call, n_no_call = _n(table, "n_call", n_call), _n(table, "n_no_call", n_no_call)
+    panels = 4 if bfcl is not None and len(bfcl) else 3
+    fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.6))
+    styles = {arm: f"C{i}" for i, arm in enumerate(dict.fromkeys(table["arm"]))}
+
+    def band(ax, x, p, n, color):
+        if n:
+            lo, hi = wilson_interval(np.round(np.asarray(p) * n), n)
+            ax.fill_between(x, lo, hi, color=color, alpha=0.12, lw=0)
+
+    for arm, part in table.sort_values("size").groupby("arm", sort=False):
+        c = styles[arm]
+        for ax, col, n, marker, ls, name in [
+                (axes[0], "hit@1", n_call, "o", "-", "Hit@1"), (axes[0], "recall@5", n_call, "s", "--", "Recall@5"),
+                (axes[1], "no_call_accuracy", n_no_call, "o", "-", "no-call accuracy"),
+                (axes[1], "false_no_call_rate", n_call, "x", ":", "false no-call")]:
+            band(ax, part["size"], part[col], n, c)
+            ax.plot(part["size"], part[col], marker=marker, ls=ls, color=c, label=f"{arm} {name}")
+        axes[2].plot(part["size"], part["latency_p50_ms"], marker="o", color=c, label=f"{arm} p50")
+        axes[2].plot(part["size"], part["latency_p95_ms"], marker="^", ls="--", color=c, label=f"{arm} p95")
+    axes[0].axhline(threshold, color="grey", lw=0.9, ls=":", label=f"Hit@1 = {threshold} (the findings' threshold)")
+    axes[0].annotate(f"{threshold}", (1.0, threshold), xycoords=("axes fraction", "data"), xytext=(2, 0),
+                     textcoords="offset points", va="center", fontsize=7, color="dimgrey")  # beside the axes: on no data
+    call_n = f"n={n_call} call rows" if n_call else "call rows"
+    no_call_n = f"n={n_no_call} no-call rows" if n_no_call else "no-call rows"
+    passes = _n(table, "latency_passes", None)
+    queries = _n(table, "latency_queries", None)
+    latency = (f"median of {passes} passes" if passes and passes > 1 else
+               "one pass:\na few ms between arms is noise")
+    titles = (f"Insurance test split: routing ({call_n}; bands: Wilson 95% CI)",
+              f"No-call rule, refitted per size (accuracy over {no_call_n},\nfalse no-call over {call_n})",
+              f"Route latency per query (ms), {latency}" + (f", {queries} queries" if queries else ""))
+    for ax, title in zip(axes[:3], titles):
+        ax.set_xscale("log")
+        ax.set_xlabel("tools in the catalogue (54 insurance + BFCL distractors)")
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+    axes[0].set_ylabel("share of call rows")
+    axes[1].set_ylabel("share of rows")
+    axes[2].set_ylabel("ms per query")
+    axes[0].set_ylim(0, 1.02)
+    axes[1].set_ylim(0, 1.02)
+    axes[2].set_ylim(0, None)
+    if panels == 4:
+        _bfcl_panel(axes[3], bfcl)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _bfcl_panel(ax, bfcl: pd.DataFrame):
+    cats = list(dict.fromkeys(bfcl["category"]))
+    arms = list(dict.fromkeys(bfcl["arm"]))
+    width = 0.8 / len(arms)
+    for i, arm in enumerate(arms):
+        part = bfcl[bfcl["arm"] == arm].set_index("category").reindex(cats)
+        x = np.arange(len(cats)) + (i - (len(arms) - 1) / 2) * width
+        for metric, alpha, hatch in (("recall@5", 0.35, None), ("hit@1", 0.9, None)):
+            p = part[metric].to_numpy()
+            err = _wilson_err(np.round(p * part["n"]), part["n"], p)
+            ax.bar(x, p, width=width * 0.92, yerr=err, capsize=2, color=f"C{i}", alpha=alpha, hatch=hatch,
+                   label=f"{arm} {'Hit@1' if metric == 'hit@1' else 'Recall@5 (light)'}")
+    n = bfcl.drop_duplicates("category").set_index("category")["n"]
+    tools = int(bfcl["tools"].iloc[0]) if "tools" in bfcl.columns else None
+    ax.set_xticks(range(len(cats)), [f"{c}\nn={int(n[c])}" for c in cats], fontsize=8)
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("share of questions")
+    ax.set_title(f"BFCL's questions over BFCL's {tools or ''} tools (English; Wilson 95% CI)", fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+
+
+# --- 06 card improvement -----------------------------------------------------------------------------------
+
+def card_improvement_plot(augmentation: pd.DataFrame, rerank: pd.DataFrame, path: str | Path | None = None,
+                          augmentation_cost: Mapping | None = None):
+    """Left: each arm's paired Hit@1 difference from its baseline with the 95% paired-bootstrap CI (what a
+    0–1 bar chart hides); right: what each arm costs per query (log scale). Hit@1 is over call rows:
+    each label gives that n (`n_call`) and the split's rows (`n`)."""
+    rows = []
+    for table, baseline in ((augmentation, "authored cards"), (rerank, "first stage")):
+        for _, r in table.dropna(subset=["hit@1_diff"]).iterrows():
+            n_call = int(r["n_call"]) if "n_call" in r and pd.notna(r["n_call"]) else None
+            base = r["hit@1"] - r["hit@1_diff"]
+            rows.append({"label": f"{r['arm']}\nvs {baseline}, {r['split']} (Hit@1 over "
+                                  f"{n_call if n_call else '?'} call rows of {int(r['n'])})\n"
+                                  f"{base:.3f} → {r['hit@1']:.3f}",
+                         "diff": r["hit@1_diff"], "lo": r["hit@1_diff_lo"], "hi": r["hit@1_diff_hi"]})
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(14, 0.9 * len(rows) + 2.6), gridspec_kw={"width_ratios": [1.3, 1]})
+    y = np.arange(len(rows))[::-1]
+    for yi, r in zip(y, rows):
+        ax.errorbar(r["diff"], yi, xerr=[[r["diff"] - r["lo"]], [r["hi"] - r["diff"]]], fmt="o", color="black",
+                    capsize=4)
+        ax.annotate(f"{r['diff']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}]", (r["diff"], yi), xytext=(0, 8),
+                    textcoords="offset points", ha="center", fontsize=8)
+    ax.axvline(0, color="grey", lw=1, ls="--")
+    ax.set_yticks(y, [r["label"] for r in rows], fontsize=8)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel("Hit@1 difference, arm − baseline (same queries; 95% paired bootstrap CI)")
+    ax.set_title("Does the arm change Hit@1?", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+
+    first = rerank[rerank["arm"] == "first stage"]
+    reranked = rerank[rerank["arm"] != "first stage"]
+    costs = []
+    if len(first):
+        costs.append(("first stage (router)", float(first["seconds_per_query_p50"].iloc[0]), CALL_COLOR))
+    if len(reranked):
+        costs.append((f"{reranked['arm'].iloc[0]}", float(reranked["seconds_per_query_p50"].iloc[0]), "#C44E52"))
+    cy = np.arange(len(costs))[::-1]
+    bx.barh(cy, [c[1] for c in costs], color=[c[2] for c in costs])
+    for yi, (_, seconds, _) in zip(cy, costs):
+        bx.text(seconds * 1.15, yi, f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s", va="center",
+                fontsize=8)
+    bx.set_xscale("log")
+    if costs:
+        bx.set_xlim(min(c[1] for c in costs) / 3, max(c[1] for c in costs) * 8)
+    bx.set_yticks(cy, [c[0] for c in costs], fontsize=8)
+    bx.set_xlabel("seconds per query (median, log scale)")
+    one_off = ""
+    aug = augmentation.dropna(subset=["hit@1_diff"])
+    if len(aug) and "generation_seconds" in aug.columns:
+        r = aug.iloc[0]
+        extra = ""
+        if augmentation_cost:
+            extra = (f", {int(augmentation_cost['examples_added'])} examples kept from "
+                     f"{int(augmentation_cost['llm_calls'])} LLM calls")
+        one_off = (f"\nsynthetic examples (not drawn): one-off {r['generation_seconds']:.0f} s generation{extra},\n"
+                   f"{r['index_seconds']:.1f} s index; per query the router alone (not timed separately)")
+    bx.set_title("What each arm costs per query" + one_off, fontsize=9)
+    bx.grid(axis="x", alpha=0.3)
+    fig.suptitle("Card improvement: paired Hit@1 differences and cost (Hit@1 over the call rows of each split)")
+    fig.tight_layout()
     return _save(fig, path)

@@ -47,7 +47,7 @@ from toolroute.domains.insurance.documents import build_documents
 
 __all__ = [
     "RagQuestion", "QuestionResult", "RAG_QA_PATH", "load_rag_qa", "check_questions", "is_hit", "evaluate",
-    "metrics", "sweep", "documents_table", "chunk_lengths", "chunk_length_plot", "hit_rate_plot", "sweep_suffix",
+    "metrics", "sweep", "documents_table", "chunk_lengths", "sweep_suffix",
     "sweep_client", "ingest_table", "failures", "results_frame", "CachingEmbedder", "sweep_overlap",
     "page_texts", "chunks_by_collection", "chunk_counts", "chunk_stats", "questions_table",
 ]
@@ -358,56 +358,6 @@ def chunk_lengths(chunks_by_collection: dict[str, Sequence[Any]], header: bool =
             rows.append({"collection": key, "document": c.document,
                          "chars": len(c.text if header else strip_header(c.text))})
     return pd.DataFrame(rows, columns=["collection", "document", "chars"])
-
-
-def _plt():
-    import matplotlib  # heavy: only when plotting
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # heavy: only when plotting
-
-    return plt
-
-
-def chunk_length_plot(lengths: pd.DataFrame, size: int, overlap: int, path: str | Path | None = None):
-    """Histogram of chunk lengths per collection, with the size limit marked."""
-    plt = _plt()
-    keys = list(dict.fromkeys(lengths["collection"]))
-    fig, axes = plt.subplots(1, max(1, len(keys)), figsize=(5.5 * max(1, len(keys)), 4), squeeze=False)
-    for ax, key in zip(axes[0], keys):
-        values = lengths.loc[lengths.collection == key, "chars"]
-        ax.hist(values, bins=np.linspace(0, size * 1.05, 22), color="#4C72B0", alpha=0.85)
-        ax.axvline(size, color="#C44E52", ls="--", lw=1, label=f"size {size}")
-        ax.set_title(f"{key}: {len(values)} chunks, median {int(values.median()) if len(values) else 0} chars")
-        ax.set_xlabel("characters per chunk (header excluded)")
-        ax.set_ylabel("chunks")
-        ax.legend(fontsize=8)
-    fig.suptitle(f"Chunk lengths — size {size}, overlap {overlap}")
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    return fig
-
-
-def hit_rate_plot(table: pd.DataFrame, ks: Sequence[int], path: str | Path | None = None, embedder: str = ""):
-    """hit@k against chunk size, one line per k (all questions), MRR dashed."""
-    plt = _plt()
-    t = table[table.collection == "all"].sort_values("chunk_size")
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for k in ks:
-        ax.plot(t["chunk_size"], t[f"hit@{k}"], marker="o", label=f"hit@{k}")
-    ax.plot(t["chunk_size"], t["mrr"], marker="s", ls="--", color="gray", label="MRR")
-    ax.set_xticks(list(t["chunk_size"]))
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("chunk size (characters)")
-    ax.set_ylabel("share of questions")
-    n = int(t["n"].iloc[0]) if len(t) else 0
-    ax.set_title(f"Retrieval on rag_qa ({n} questions){' — ' + embedder if embedder else ''}")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    if path is not None:
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    return fig
 
 
 def results_frame(per_size: dict[int, Sequence[QuestionResult]]) -> pd.DataFrame:

@@ -563,45 +563,6 @@ def summary_by_conversation(scores: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
-def metric_plot(scores: pd.DataFrame, path: str | Path | None = None):
-    """One panel per metric: the distribution per kind (dots) and its mean (bar)."""
-    import matplotlib  # heavy: only when plotting
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # heavy: only when plotting
-
-    cols = [m for m in metric_columns(scores) if pd.to_numeric(scores[m], errors="coerce").notna().any()]
-    kinds = [k for k in KINDS if k in set(scores["kind"])]
-    if "model" in scores.columns and scores["model"].nunique() > 1:  # one bar per model and kind
-        models = list(dict.fromkeys(scores["model"].astype(str)))
-        scores = scores.assign(kind=scores["model"].astype(str) + "\n" + scores["kind"])
-        kinds = [f"{m}\n{k}" for m in models for k in kinds if f"{m}\n{k}" in set(scores["kind"])]
-    ncols = min(4, max(1, len(cols)))
-    nrows = max(1, math.ceil(len(cols) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.2 * nrows), squeeze=False)
-    for ax, metric in zip(axes.flat, cols):
-        for i, kind in enumerate(kinds):
-            values = pd.to_numeric(scores.loc[scores["kind"] == kind, metric], errors="coerce").dropna()
-            if values.empty:
-                continue
-            ax.bar(i, values.mean(), color=f"C{i}", alpha=0.35)
-            jitter = [(j % 7 - 3) * 0.04 for j in range(len(values))]
-            ax.scatter([i + x for x in jitter], values, s=8, color=f"C{i}")
-            ax.text(i, 1.04, f"n={len(values)}", ha="center", fontsize=7)
-        ax.set_xticks(range(len(kinds)))
-        ax.set_xticklabels(kinds, fontsize=8)
-        ax.set_ylim(-0.05, 1.12)
-        ax.set_title(metric, fontsize=9)
-        ax.grid(axis="y", alpha=0.3)
-    for ax in list(axes.flat)[len(cols):]:
-        ax.axis("off")
-    fig.suptitle("RAGAS metrics per item kind (bar = mean, dots = items)")
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    return fig
-
-
 def findings(scores: pd.DataFrame, runs: pd.DataFrame, judged: pd.DataFrame | None = None) -> list[str]:
     """Markdown lines with the headline numbers per kind, computed from the tables."""
     if "model" in scores.columns and scores["model"].nunique() > 1:

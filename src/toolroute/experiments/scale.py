@@ -114,7 +114,9 @@ def run_scale(sizes: Sequence[int] = (54, 200, 500, 1000, 2000, 2628), arms: Seq
                    "embedded": report.embedded if report else 0, "build_seconds": build_seconds,
                    **{k: metrics[k] for k in [f"recall@{k}" for k in KS] + ["hit@1", "mrr", "no_call_accuracy",
                                                                             "false_no_call_rate"]},
-                   "latency_p50_ms": float(np.percentile(lat, 50)), "latency_p95_ms": float(np.percentile(lat, 95))}
+                   "latency_p50_ms": float(np.percentile(lat, 50)), "latency_p95_ms": float(np.percentile(lat, 95)),
+                   "latency_queries": len(timing_queries), "latency_passes": 1,
+                   "n_call": sum(q.is_call for q in queries), "n_no_call": sum(not q.is_call for q in queries)}
             if size in (sizes[0], sizes[-1]):
                 row.update(edit_cost(router))
             rows.append(row)
@@ -185,34 +187,3 @@ def run_bfcl_routing(arms: Sequence[str] = ("dense", "bm25", "hybrid"),
             rows.append({"arm": arm, "category": kind or "all", "n": len(part), "tools": len(catalog),
                          **{k: metrics[k] for k in [f"recall@{k}" for k in KS] + ["hit@1", "mrr"]}})
     return pd.DataFrame(rows), queries, catalog
-
-
-def plot_scale(table: pd.DataFrame, path: str | Path | None = None):
-    """Hit@1 / Recall@5 / no-call accuracy and latency against catalogue size (log x), per arm."""
-    import matplotlib  # heavy: only when plotting
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # heavy: only when plotting
-
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
-    for arm, part in table.sort_values("size").groupby("arm", sort=False):
-        axes[0].plot(part["size"], part["hit@1"], marker="o", label=f"{arm} Hit@1")
-        axes[0].plot(part["size"], part["recall@5"], marker="s", ls="--", label=f"{arm} Recall@5")
-        axes[1].plot(part["size"], part["no_call_accuracy"], marker="o", label=f"{arm} no-call acc.")
-        axes[1].plot(part["size"], part["false_no_call_rate"], marker="x", ls=":", label=f"{arm} false no-call")
-        axes[2].plot(part["size"], part["latency_p50_ms"], marker="o", label=f"{arm} p50")
-        axes[2].plot(part["size"], part["latency_p95_ms"], marker="^", ls="--", label=f"{arm} p95")
-    axes[0].axhline(0.9, color="grey", lw=0.8, ls=":")
-    titles = ("Insurance test split: routing quality", "No-call rule (refitted per size)", "Route latency, one query (ms)")
-    for ax, title in zip(axes, titles):
-        ax.set_xscale("log")
-        ax.set_xlabel("tools in the catalogue (54 insurance + BFCL distractors)")
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    axes[0].set_ylim(0, 1.02)
-    axes[1].set_ylim(0, 1.02)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    return fig

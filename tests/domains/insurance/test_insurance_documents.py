@@ -18,7 +18,7 @@ from toolroute.domains.insurance.documents import (
 )
 from toolroute.domains.insurance.products import load_products, monthly_premium
 from toolroute.domains.insurance.tools import rag_tools
-from toolroute.experiments import rag_eval
+from toolroute.experiments import plots, rag_eval
 from toolroute.rag import extract_pages
 
 from conftest import HashEmbedder
@@ -280,8 +280,8 @@ def test_sweep_on_a_tiny_fixture(tmp_path, chroma, docs):
     lengths = rag_eval.chunk_lengths({"terms": knowledge.document_chunks(
         knowledge.document_pages(few)["terms"], 300, 100)})
     assert lengths.chars.max() <= 300
-    rag_eval.chunk_length_plot(lengths, 300, 100, tmp_path / "len.png")
-    rag_eval.hit_rate_plot(table, [1, 5], tmp_path / "hit.png", embedder="hash")
+    plots.chunk_length_plot(lengths, 300, 100, tmp_path / "len.png")
+    plots.hit_rate_plot(table, [1, 5], tmp_path / "hit.png", embedder="hash")
     assert (tmp_path / "len.png").stat().st_size > 0 and (tmp_path / "hit.png").stat().st_size > 0
     assert set(rag_eval.documents_table(few).columns) >= {"document", "pages", "sha256"}
 

@@ -1,0 +1,283 @@
+"""The figures say what they show: n in titles equals the rows drawn, intervals where the data has them,
+bars from 0, legends off the data, distinct line styles, the default arm highlighted (issue 25)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import matplotlib.colors as mcolors
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
+
+from toolroute.evaluation.metrics import RoutedRow, wilson_interval
+from toolroute.experiments import plots
+from toolroute.experiments.notebook import show_figures_inline
+
+
+def _renderer(fig):
+    canvas = FigureCanvasAgg(fig)  # the figure comes back closed (pyplot lets go of it): draw it on its own canvas
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def _legend_off_axes(fig, legend, axes) -> bool:
+    r = _renderer(fig)
+    box = legend.get_window_extent(r)
+    return not any(box.overlaps(ax.get_window_extent(r)) for ax in axes)
+
+
+def _ablation_table(labels, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for label in labels:
+        row = {"arm_label": label}
+        for k in (1, 3, 5):
+            v = float(rng.uniform(0.3, 0.9))
+            row.update({f"recall@{k}": v, f"recall@{k}_lo": v - 0.05, f"recall@{k}_hi": v + 0.05})
+        v = float(rng.uniform(0.1, 0.9))
+        row.update({"hit@1": v, "hit@1_lo": v - 0.04, "hit@1_hi": v + 0.04})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+ARMS = [f"arm{i}" for i in range(21)] + ["hybrid:default"]
+
+
+def test_wilson_interval_known_values():
+    lo, hi = wilson_interval([0, 5, 10], [10, 10, 10])
+    assert lo[0] == 0 and hi[0] == pytest.approx(0.2775, abs=1e-4)
+    assert (lo[1], hi[1]) == (pytest.approx(0.2366, abs=1e-4), pytest.approx(0.7634, abs=1e-4))
+    assert hi[2] == 1 and lo[2] == pytest.approx(0.7225, abs=1e-4)
+    assert np.isnan(wilson_interval(0, 0)[0])
+
+
+def test_recall_curves_distinct_styles_default_highlighted_legend_outside():
+    fig = plots.recall_curves(_ablation_table(ARMS), [1, 3, 5], "test", default_arm="hybrid:default")
+    ax = fig.axes[0]
+    lines = [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert len(lines) == 22
+    styles = [(mcolors.to_hex(line.get_color()), line.get_linestyle()) for line in lines]
+    assert len(set(styles)) == 22, "two arms share a colour and line style"
+    default = next(line for line in lines if "default" in line.get_label())
+    assert mcolors.to_hex(default.get_color()) == "#000000"
+    assert default.get_linewidth() > max(line.get_linewidth() for line in lines if line is not default)
+    assert sum(mcolors.to_hex(line.get_color()) == "#000000" for line in lines) == 1
+    assert _legend_off_axes(fig, ax.get_legend(), [ax])
+
+
+def test_line_styles_refuse_more_than_they_can_tell_apart():
+    assert len(set(plots.line_styles(40))) == 40
+    with pytest.raises(ValueError):
+        plots.line_styles(41)
+
+
+def test_metric_bars_from_zero_default_marked_dev_beside_test():
+    test, dev = _ablation_table(ARMS, 0), _ablation_table(ARMS, 1)
+    fig = plots.metric_bars(test, "hit@1", "test", default_arm="hybrid:default", dev=dev)
+    ax = fig.axes[0]
+    assert ax.get_xlim()[0] == 0
+    bars = [p for p in ax.patches]
+    assert len(bars) == 2 * len(ARMS)  # a dev bar beside every test bar
+    assert sum(mcolors.to_hex(b.get_facecolor()) == "#000000" for b in bars) == 1
+    assert all(b.get_x() == 0 for b in bars)
+    bold = [t.get_text() for t in ax.get_yticklabels() if t.get_fontweight() == "bold"]
+    assert len(bold) == 1 and bold[0].startswith("hybrid:default")
+    dev_heights = sorted(b.get_width() for b in bars if mcolors.to_hex(b.get_facecolor()) == "#a9b8d3")
+    assert dev_heights == pytest.approx(sorted(dev["hit@1"]))
+    assert _legend_off_axes(fig, ax.get_legend(), [ax])
+
+
+MODULES = {"a1": "A", "a2": "A", "b1": "B", "b2": "B", "c1": "C"}
+
+
+def _rows():
+    """Single-tool misses a1→b1 ×2, b2→a2, c1→a1; a multi-tool miss; a no-call row routed; a call refused."""
+    spec = [
+        ("q1", ("a1",), ("a1", "b1"), False), ("q2", ("a1",), ("b1", "a1"), False), ("q3", ("a1",), ("b1",), False),
+        ("q4", ("b2",), ("a2",), False), ("q5", ("c1",), ("a1",), False), ("q6", ("b1",), ("b1",), True),
+        ("q7", ("a1", "b1"), ("c1", "a1"), False), ("q8", ("a2", "b2"), ("b2",), False),
+        ("q9", (), ("a1",), False), ("q10", (), ("c1",), True), ("q11", ("c1",), ("c1",), False),
+    ]
+    return [RoutedRow(i, e, r, n) for i, e, r, n in spec]
+
+
+def test_confusions_plot_every_miss_in_order_and_says_what_is_left_out():
+    outcomes = plots.routing_outcomes(_rows(), MODULES)
+    misses = plots.single_tool_misses(outcomes)
+    assert list(zip(misses.expected, misses.predicted, misses["count"])) == [
+        ("a1", "b1", 2), ("b2", "a2", 1), ("c1", "a1", 1)]  # by count, then by name
+    errors = plots.error_counts(outcomes)
+    assert errors == {"single_rows": 7, "single_misses": 4, "multi_rows": 2, "multi_misses": 1, "no_call_rows": 2,
+                      "no_call_routed": 1, "call_rows": 9, "call_refused": 1}
+    fig = plots.confusion_plot(outcomes, "arm", "test")
+    assert len(fig.axes) == 2  # no colour bar
+    matrix_ax, miss_ax = fig.axes
+    assert sum(p.get_width() for p in miss_ax.patches) == errors["single_misses"]
+    assert f"all {errors['single_misses']} of {errors['single_rows']}" in miss_ax.get_title()
+    title = fig._suptitle.get_text()
+    assert "4 single-tool top-1 misses" in title and "1 of 2 multi-tool" in title
+    assert "1 of 2 no-call rows routed" in title and "1 of 9 call rows refused" in title
+    assert "2 multi-tool rows not in the matrix" in matrix_ax.get_title()
+    matrix = plots.module_confusion(outcomes)
+    assert int(matrix.values.sum()) == errors["single_rows"] + errors["no_call_rows"]
+    assert matrix.loc["B", plots.NO_CALL] == 1 and matrix.loc[plots.NO_CALL, "A"] == 1
+    numbers = [int(t.get_text()) for t in matrix_ax.texts]
+    assert sum(numbers) == int(matrix.values.sum())
+
+
+def test_outcomes_from_a_failure_table_match_the_routed_rows():
+    rows = _rows()
+    queries = [SimpleNamespace(id=r.id, expected_tools=list(r.expected)) for r in rows]
+    wrong = [r for r in rows if (r.expected and r.ranked[0] not in r.expected) or r.no_call_predicted != (not r.expected)]
+    failures = pd.DataFrame([{"id": r.id, "expected": ",".join(r.expected) or "(no call)", "top3": ",".join(r.ranked[:3]),
+                              "no_call_predicted": r.no_call_predicted} for r in wrong])
+    rebuilt = plots.outcomes_from_failures(failures, queries, MODULES)
+    direct = plots.routing_outcomes(rows, MODULES)
+    assert plots.error_counts(rebuilt) == plots.error_counts(direct)
+    pd.testing.assert_frame_equal(plots.module_confusion(rebuilt), plots.module_confusion(direct))
+    pd.testing.assert_frame_equal(plots.single_tool_misses(rebuilt), plots.single_tool_misses(direct))
+
+
+def test_no_call_scores_calib_legend_off_the_bars_ylabel_and_misrouted_rows_visible():
+    rng = np.random.default_rng(0)
+    call = np.r_[np.ones(150, bool), np.zeros(30, bool)]
+    prob = np.where(call, rng.uniform(0.7, 1.0, 180), rng.uniform(0.0, 0.2, 180))
+    prob[-2:] = 0.95  # two no-call rows above the threshold, among the call rows
+    scores = pd.DataFrame({"is_call": call, "dense_top1": rng.uniform(0.8, 0.95, 180), "call_probability": prob})
+    fig = plots.no_call_scores(scores, 0.33, "arm", "test")
+    axes = fig.axes
+    legend = fig.legends[0]
+    assert any("fitted on calib" in t.get_text() for t in legend.get_texts())
+    assert _legend_off_axes(fig, legend, axes)
+    assert all(ax.get_ylabel() for ax in axes) and all(ax.get_yscale() == "log" for ax in axes)
+    assert "2 no-call rows above the threshold" in axes[1].get_title()
+    call_bars = [p for p in axes[1].patches if p.get_zorder() == 2]
+    outline = [p for p in axes[1].patches if p.get_zorder() == 3]
+    assert call_bars and outline  # the no-call outline is drawn over the call bars, on a log axis
+
+
+def test_chunk_length_bins_end_at_the_limit():
+    edges = plots.chunk_length_bins(500, 500)
+    assert edges[-1] == 500 and edges[0] == 0
+    assert plots.chunk_length_bins(500, 530)[-1] == 550  # a longer chunk shows right of the limit
+    lengths = pd.DataFrame({"collection": ["terms"] * 4, "document": ["d"] * 4, "chars": [120, 480, 499, 500]})
+    fig = plots.chunk_length_plot(lengths, 500, 100)
+    bars = [p for p in fig.axes[0].patches if p.get_height() > 0]
+    assert max(p.get_x() + p.get_width() for p in bars) == pytest.approx(500)
+    assert sum(p.get_height() for p in bars) == 4
+
+
+def test_hit_rate_mrr_on_its_own_axis_with_wilson_cis_per_collection():
+    rows = []
+    for collection, n in (("terms", 20), ("product_info", 70), ("all", 90)):
+        for size in (300, 500):
+            rows.append({"chunk_size": size, "collection": collection, "n": n, "hit@1": 0.5, "hit@5": 0.9, "mrr": 0.7})
+    fig = plots.hit_rate_plot(pd.DataFrame(rows), [1, 5])
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles[:3] == ["all (90 questions)", "terms (20 questions)", "product_info (70 questions)"]
+    assert "MRR" in fig.axes[-1].get_ylabel() and "share" not in fig.axes[-1].get_ylabel()
+    assert all("MRR" not in ax.get_ylabel() for ax in fig.axes[:3])
+    terms = fig.axes[1]
+    caps = [c for c in terms.containers if c.has_yerr]
+    assert len(caps) == 2
+    lo, hi = wilson_interval(10, 20)
+    segments = caps[0].lines[2][0].get_segments()
+    assert segments[0][0][1] == pytest.approx(lo) and segments[0][1][1] == pytest.approx(hi)
+
+
+def _runs():
+    rows = []
+    for cap in (1, 2, 3):
+        for i in range(10):
+            rows.append({"domain": "insurance", "task_id": f"t{i}", "top_k": 5, "cap": cap, "chain_length": i % 2 + 1,
+                         "completed": i < cap * 3, "total_tokens": 100 * cap, "prompt_tokens": 90 * cap,
+                         "llm_calls": cap, "seconds": 1.0 * cap, "reused_from_cap": 1 if cap > 1 and i < 4 else 0})
+    return pd.DataFrame(rows)
+
+
+def test_completion_plot_draws_wilson_intervals_per_point():
+    runs = _runs()
+    fig = plots.completion_plot(runs)
+    ax = fig.axes[0]
+    pooled = next(c for c in ax.containers if c.get_label().startswith("all tasks"))
+    lo, hi = wilson_interval(3, 10)  # cap 1: 3 of 10 tasks completed
+    segment = pooled.lines[2][0].get_segments()[0]
+    assert segment[0][1] == pytest.approx(lo) and segment[1][1] == pytest.approx(hi)
+    assert _legend_off_axes(fig, ax.get_legend(), [ax])
+
+
+def test_cost_plot_says_how_many_rows_are_copies():
+    runs = _runs()
+    fig = plots.cost_plot(runs)
+    assert f"{plots.copied_rows(runs)} of {len(runs)} rows are copies" in fig._suptitle.get_text()
+    assert plots.copied_rows(runs) == 8
+    assert "each run at its cap" in plots.cost_plot(runs.drop(columns=["reused_from_cap"]))._suptitle.get_text()
+
+
+def test_metric_plot_shows_every_item_n_in_labels_and_a_ci():
+    scores = pd.DataFrame({"kind": ["scenario"] * 46 + ["rag"] * 6, "id": range(52),
+                           "tool_call_accuracy": [0.0] * 40 + [1.0] * 6 + [np.nan] * 6,
+                           "chrf": np.linspace(0, 0.5, 52)})
+    fig = plots.metric_plot(scores)
+    ax = fig.axes[0]
+    assert ax.get_title() == "tool_call_accuracy"
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["scenario\nn=46", "rag\nn=0"]
+    assert sum(int(t.get_text()) for t in ax.texts) == 46  # every item counted, none hidden behind another
+    assert sorted(int(t.get_text()) for t in ax.texts) == [6, 40]
+    assert [c for c in ax.containers if getattr(c, "has_yerr", False)]  # mean with its CI
+
+
+def _scale_table():
+    rows = []
+    for size in (54, 500, 2628):
+        for arm in ("dense", "hybrid"):
+            rows.append({"size": size, "arm": arm, "hit@1": 0.8, "recall@5": 0.95, "no_call_accuracy": 0.8,
+                         "false_no_call_rate": 0.02, "latency_p50_ms": 20.0, "latency_p95_ms": 30.0,
+                         "n_call": 229, "n_no_call": 38, "latency_passes": 1, "latency_queries": 100})
+    return pd.DataFrame(rows)
+
+
+def test_scale_plot_labels_the_threshold_draws_bands_says_single_pass_and_plots_bfcl():
+    bfcl = pd.DataFrame([{"arm": a, "category": c, "n": n, "tools": 894, "hit@1": 0.5, "recall@5": 0.8}
+                         for a in ("dense", "bm25") for c, n in (("all", 1253), ("multiple", 200))])
+    fig = plots.plot_scale(_scale_table(), bfcl=bfcl)
+    quality, no_call, latency, bfcl_ax = fig.axes
+    assert any("0.9" in line.get_label() for line in quality.get_lines())
+    assert any("0.9" in t.get_text() for t in quality.texts)
+    assert len([c for c in quality.collections if isinstance(c, PolyCollection)]) == 4  # 2 arms x 2 metrics
+    assert len([c for c in no_call.collections if isinstance(c, PolyCollection)]) == 4
+    assert "one pass" in latency.get_title() and "100 queries" in latency.get_title()
+    assert "n=1253" in [t.get_text() for t in bfcl_ax.get_xticklabels()][0]
+    assert "n=229" in quality.get_title() and "n=38" in no_call.get_title()
+    multi = plots.plot_scale(_scale_table().assign(latency_passes=3))
+    assert len(multi.axes) == 3 and "median of 3 passes" in multi.axes[2].get_title()
+
+
+def test_card_improvement_plots_paired_differences_with_the_hit1_n_and_the_cost():
+    aug = pd.DataFrame([
+        {"split": "test", "arm": "authored cards", "n": 267, "n_call": 229, "hit@1": 0.860, "hit@1_diff": np.nan,
+         "hit@1_diff_lo": np.nan, "hit@1_diff_hi": np.nan, "index_seconds": 9.1, "generation_seconds": np.nan},
+        {"split": "test", "arm": "authored + synthetic", "n": 267, "n_call": 229, "hit@1": 0.856, "hit@1_diff": -0.004,
+         "hit@1_diff_lo": -0.022, "hit@1_diff_hi": 0.013, "index_seconds": 15.3, "generation_seconds": 754.7}])
+    rerank = pd.DataFrame([
+        {"split": "test", "arm": "first stage", "n": 267, "n_call": 229, "hit@1": 0.860, "seconds_per_query_p50": 0.02,
+         "hit@1_diff": np.nan, "hit@1_diff_lo": np.nan, "hit@1_diff_hi": np.nan},
+        {"split": "test", "arm": "+ LLM rerank of top 8", "n": 267, "n_call": 229, "hit@1": 0.852,
+         "seconds_per_query_p50": 9.18, "hit@1_diff": -0.009, "hit@1_diff_lo": -0.044, "hit@1_diff_hi": 0.022}])
+    fig = plots.card_improvement_plot(aug, rerank, augmentation_cost={"examples_added": 59, "llm_calls": 54})
+    diff_ax, cost_ax = fig.axes
+    labels = [t.get_text() for t in diff_ax.get_yticklabels()]
+    assert len(labels) == 2 and all("over 229 call rows of 267" in label for label in labels)
+    lo, hi = diff_ax.get_xlim()
+    assert hi - lo < 0.2  # the differences, not 0-1 bars
+    assert cost_ax.get_xscale() == "log"
+    assert sorted(p.get_width() for p in cost_ax.patches) == [0.02, 9.18]
+    assert "755 s generation" in cost_ax.get_title()
+
+
+def test_show_figures_inline_is_a_no_op_outside_a_kernel():
+    assert show_figures_inline() is False
