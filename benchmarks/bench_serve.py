@@ -1,6 +1,6 @@
 """The served agent under concurrent SSE clients (printed, not asserted; loopback only, bounded).
 
-    python benchmarks/bench_serve.py [--clients 10,50] [--turns 10] [--max-turns 8] [--latency 0.2] [--no-embedded]
+    python benchmarks/bench_serve.py [--clients 10,50] [--turns 10] [--max-turns 4] [--latency 0.2] [--no-embedded]
 
 A `toolroute serve` process (the real router, guardrails and SQLite memory) talks to a scripted
 OpenAI-compatible endpoint (`toolroute.serve.scripted`, a child process) that answers after a fixed
@@ -208,7 +208,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default="10,50", help="concurrent clients of each phase, comma-separated")
     parser.add_argument("--turns", type=int, default=10, help="turns per client (one thread each)")
-    parser.add_argument("--max-turns", type=int, default=8, help="TOOLROUTE_MAX_CONCURRENT_TURNS of the server")
+    parser.add_argument("--max-turns", type=int, default=4, help="TOOLROUTE_MAX_CONCURRENT_TURNS of the server (its default: 4)")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the scripted LLM takes per reply")
     parser.add_argument("--time-bound", type=float, default=300, help="seconds a phase may take (then turns count as lost)")
     parser.add_argument("--no-embedded", action="store_true", help="skip the embedded model's time to first token")
