@@ -32,9 +32,11 @@ _ZERO_WIDTH = set("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
 
 
 def ascii_bounded(core: str) -> str:
-    """`core` as a whole ASCII token: no ASCII letter, digit or underscore right before or after it
-    (Hangul, spaces and punctuation may touch it)."""
-    return rf"(?<![{ASCII_WORD}])(?:{core})(?![{ASCII_WORD}])"
+    """`core` as a whole ASCII token: no ASCII letter or underscore right before or after it, and no
+    digit touching a digit of it (Hangul, spaces, punctuation may touch it; so may a digit next to a
+    letter: "premium_estimate55세" holds the tool name, "B0015" does not hold "B001")."""
+    digit_run = r"(?!(?<=[0-9])[0-9])"
+    return rf"(?<![A-Za-z_]){digit_run}(?:{core})(?![A-Za-z_]){digit_run}"
 
 
 _BOUNDARY = rf"(?:(?<![{ASCII_WORD}])(?=[{ASCII_WORD}])|(?<=[{ASCII_WORD}])(?![{ASCII_WORD}]))"
