@@ -75,7 +75,7 @@ def card_edit_versions() -> dict[str, int]:
 
 
 ENTRY_KEYS = {"name", "parameters", "expected_seconds"}
-"""A notebook entry of a parameter file; `expected_seconds` is the time measured for this parameter set (shown
+"""A notebook entry of a parameter file; `expected_seconds` is the time expected for this parameter set (shown
 before the run; without it the reference run's time is used, scaled by rows: toolroute.experiments.estimates)."""
 
 

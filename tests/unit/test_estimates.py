@@ -54,7 +54,7 @@ def test_durations_are_as_precise_as_an_estimate_deserves():
 
 
 def test_the_plan_lists_every_notebook_with_its_estimate_and_source():
-    estimates = [Estimate("01_ingest", 120, "measured for this parameter set (expected_seconds)"),
+    estimates = [Estimate("01_ingest", 120, "the parameter file's expected_seconds"),
                  Estimate("03_step_limits", 250, "reference run 5,230 s for 52 tasks, scaled to 2"),
                  Estimate("scratch", None, "no estimate: not in the reference run")]
     lines = plan_lines(estimates, "quick.yaml")

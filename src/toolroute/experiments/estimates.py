@@ -2,7 +2,8 @@
 
 Where an estimate comes from, in this order:
 
-1. the parameter file: a notebook entry's `expected_seconds` (measured for that parameter set on 2 cores);
+1. the parameter file: a notebook entry's `expected_seconds` (for that parameter set on 2 cores; the file
+   says how each was obtained);
 2. the reference run (`results/reference/manifest.json`, each notebook's `seconds`) scaled by rows, for a
    notebook that declares `rows` (`toolroute.experiments.declared`): its `fixed_seconds` plus the rest of
    the reference time in proportion to rows (LLM calls, agent runs);
@@ -51,7 +52,7 @@ def estimate(name: str, given: dict, defaults: dict, expected_seconds: float | N
              reference: dict | None = None) -> Estimate:
     """The expected time of notebook `name` run with `given` parameters (over its `defaults`)."""
     if expected_seconds is not None:
-        return Estimate(name, float(expected_seconds), "measured for this parameter set (expected_seconds)")
+        return Estimate(name, float(expected_seconds), "the parameter file's expected_seconds")
     done = (reference if reference is not None else reference_run()).get(name)
     if not done or done.get("status") != "ok" or not done.get("seconds"):
         return Estimate(name, None, "no estimate: not in the reference run")
