@@ -25,7 +25,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 LLAMA_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' requirements.lock)
 LLAMA_WHEELS  ?= $(HOME)/.cache/toolroute/wheels/llama-$(shell echo "$(LLAMA_VERSION) $(CMAKE_ARGS)" | sha256sum | cut -c1-12)
 
-.PHONY: setup run test test-fast lab bench serve reference lock clean-index
+.PHONY: setup run quick test test-fast lab bench serve reference lock clean-index
 
 setup: $(STAMP)
 
@@ -44,6 +44,9 @@ $(STAMP): requirements.lock pyproject.toml Makefile
 
 run: setup  ## the main job: the notebook pipeline into results/runs/<run-id>/
 	$(VENV)/bin/toolroute run --params $(PARAMS)
+
+quick: setup  ## every notebook on a sample with the embedded LLM, under 20 minutes on 2 cores: the first run to make
+	$(VENV)/bin/toolroute run --params notebooks/params/quick.yaml
 
 test: setup  ## the whole test suite, network disabled (includes a papermill smoke run)
 	$(PY) -m pytest

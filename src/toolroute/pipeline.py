@@ -26,6 +26,7 @@ import yaml
 from toolroute.cards import open_catalog
 from toolroute.config import ROOT, llm_endpoint, results_dir
 from toolroute.experiments import declared
+from toolroute.experiments.estimates import Estimate, duration, estimate, plan_lines, progress_line, reference_run
 from toolroute.experiments.pool import check_concurrency
 from toolroute.experiments.notebook import EMBEDDED, LLM_CHOICES, LLMS_FILE, parse_llms
 from toolroute.llm.server import healthy, runtime_problem
@@ -73,6 +74,11 @@ def card_edit_versions() -> dict[str, int]:
     return {folder.name: open_catalog(folder).edit_version for folder in sorted((ROOT / "toolcards").iterdir()) if folder.is_dir()}
 
 
+ENTRY_KEYS = {"name", "parameters", "expected_seconds"}
+"""A notebook entry of a parameter file; `expected_seconds` is the time expected for this parameter set (shown
+before the run; without it the reference run's time is used, scaled by rows: toolroute.experiments.estimates)."""
+
+
 def _entries(params: dict) -> list[tuple[str, dict]]:
     """(name, entry) of each notebook in a parameter file; a missing or renamed name is refused."""
     out = []
@@ -82,6 +88,14 @@ def _entries(params: dict) -> list[tuple[str, dict]]:
             raise PipelineError(f"{params['_path']}: notebooks[{i}] needs a 'name'")
         if declared.renamed_message(name):
             raise PipelineError(f"{params['_path']}: notebooks[{i}]: {declared.renamed_message(name)}; use the new name")
+        unknown = sorted(set(entry) - ENTRY_KEYS)
+        if unknown:
+            raise PipelineError(f"{params['_path']}: notebooks[{i}] ({name}): unknown key(s) {unknown}; "
+                                f"an entry has {sorted(ENTRY_KEYS)}")
+        expected = entry.get("expected_seconds")
+        if expected is not None and (isinstance(expected, bool) or not isinstance(expected, (int, float)) or expected < 0):
+            raise PipelineError(f"{params['_path']}: notebooks[{i}] ({name}): expected_seconds must be a number of "
+                                f"seconds, got {expected!r}")
         out.append((name, entry))
     return out
 
@@ -285,6 +299,22 @@ def list_outputs(params_path: str | Path) -> list[str]:
     return [*outputs, "manifest.json"]
 
 
+def _done(manifest: dict, run_dir: Path, name: str, given: dict) -> bool:
+    """Finished earlier in this run folder with the same parameters (what --resume skips)."""
+    done = manifest["notebooks"].get(name, {})
+    key = _digest({k: v for k, v in given.items() if k != "output_dir"})
+    return done.get("status") == "ok" and done.get("params_digest") == key and (run_dir / f"{name}.ipynb").is_file()
+
+
+def plan_estimates(params: dict, plan: list[tuple[str, Path, dict, dict]],
+                   reference: dict | None = None) -> dict[str, Estimate]:
+    """Each planned notebook's expected time: the parameter file's `expected_seconds`, else the reference
+    run's (scaled by rows where the notebook declares them)."""
+    reference = reference_run() if reference is None else reference
+    expected = {name: entry.get("expected_seconds") for name, entry in _entries(params)}
+    return {name: estimate(name, given, defaults, expected.get(name), reference) for name, _, given, defaults in plan}
+
+
 def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: bool = False,
                  runs_root: str | Path | None = None, notebooks_dir: str | Path | None = None,
                  stream_output: bool = False, only: Sequence[str] | None = None) -> Path:
@@ -324,19 +354,24 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
         "card_edits": card_edit_versions(),
         "started": datetime.now(timezone.utc).isoformat(),
     })
-    for name, nb_path, given, _ in plan:
-        given = {**given, "output_dir": str(run_dir)}
-        key = _digest({k: v for k, v in given.items() if k != "output_dir"})
-        done = manifest["notebooks"].get(name, {})
-        out_nb = run_dir / f"{name}.ipynb"
-        if resume and done.get("status") == "ok" and done.get("params_digest") == key and out_nb.is_file():
+    estimates = plan_estimates(params, plan)
+    skipped = {name for name, _, given, _ in plan if resume and _done(manifest, run_dir, name, given)}
+    print("\n".join(plan_lines(list(estimates.values()), params["_path"], skipped)), flush=True)
+    run_start = time.perf_counter()
+    spent = spent_estimated = 0.0
+    for i, (name, nb_path, given, _) in enumerate(plan):
+        if name in skipped:
             print(f"[{name}] skipped: done with the same parameters")
             continue
-        print(f"[{name}] running …", flush=True)
+        given = {**given, "output_dir": str(run_dir)}
+        key = _digest({k: v for k, v in given.items() if k != "output_dir"})
+        out_nb = run_dir / f"{name}.ipynb"
+        expected = estimates[name].seconds
+        print(f"[{name}] running …" + (f" (about {duration(expected)})" if expected is not None else ""), flush=True)
         start = time.perf_counter()
         # per notebook: a resumed run may span commits and machines, and a long run may outlive a commit
         entry = {"parameters": given, "params_digest": key, "status": "running", "git_commit": _git_commit(),
-                 "cpu": manifest["cpu"],
+                 "cpu": manifest["cpu"], "expected_seconds": None if expected is None else round(expected, 1),
                  "started": datetime.now(timezone.utc).isoformat()}
         manifest["notebooks"][name] = entry
         manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
@@ -366,7 +401,11 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
         if experiment and experiment.html:
             entry["html"] = export_html(out_nb, run_dir / experiment.html).name
         manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
-        print(f"[{name}] done in {entry['seconds']} s")
+        if expected is not None:
+            spent, spent_estimated = spent + entry["seconds"], spent_estimated + expected
+        remaining = [estimates[n] for n, *_ in plan[i + 1:] if n not in skipped]
+        print(progress_line(estimates[name], entry["seconds"], time.perf_counter() - run_start, remaining,
+                            spent, spent_estimated), flush=True)
     manifest["finished"] = datetime.now(timezone.utc).isoformat()
     manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
     return run_dir

@@ -1,13 +1,14 @@
 """`toolroute run`: the papermill pipeline (smoke parameter set) and its bad-input checks."""
 
 import json
+import re
 import time
 
 import pandas as pd
 import pytest
 
 from toolroute.config import ROOT
-from toolroute.pipeline import PipelineError, cpu_model, load_params, run_pipeline
+from toolroute.pipeline import PipelineError, check_notebooks, cpu_model, load_params, plan_estimates, run_pipeline
 
 # Jupyter kernels talk to papermill over loopback TCP; nothing else may be reached.
 kernel_sockets = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1", "::1", "localhost"])]
@@ -161,8 +162,51 @@ def test_committed_notebooks_have_no_outputs_and_run_in_order():
         assert code and "parameters" in code[0].metadata.get("tags", []), name
         assert all(not c.outputs and c.execution_count is None for c in code), f"{name}: clear the outputs"
     # numeric order: the report is numbered last and runs last, so that it gathers every other notebook
-    for params in ["default", "smoke"]:
+    for params in ["default", "smoke", "quick"]:
         assert [e["name"] for e in load_params(f"notebooks/params/{params}.yaml")["notebooks"]] == names
+
+
+@kernel_sockets[0]
+@kernel_sockets[1]
+def test_the_plan_lists_every_notebook_with_an_estimate_and_each_finish_prints_an_eta(tmp_path, capsys):
+    nbdir, params = _write_notebooks(tmp_path, {"a_first": "x = 1", "b_second": "y = 2", "c_third": "z = 3"})
+    params.write_text("notebooks:\n  - {name: a_first, expected_seconds: 40}\n  - {name: b_second, expected_seconds: 200}\n"
+                      "  - name: c_third\n")
+    run_pipeline(params, run_id="r", runs_root=tmp_path / "runs", notebooks_dir=nbdir)
+    out = capsys.readouterr().out.splitlines()
+    plan = out.index(next(line for line in out if line.startswith("Plan: 3 notebook(s)")))
+    assert "about 4 min plus 1 notebook(s) without an estimate" in out[plan]
+    assert [line.split()[:3] for line in out[plan + 1:plan + 4]] == [
+        ["a_first", "about", "40"], ["b_second", "about", "3"], ["c_third", "no", "estimate:"]]
+    assert "expected_seconds" in out[plan + 1]
+    eta = [line for line in out if " done in " in line]
+    assert len(eta) == 3 and all(line.count("\n") == 0 for line in eta)
+    assert re.fullmatch(r"\[a_first\] done in \d+ s \(expected about 40 s\); elapsed \d+ s; 2 notebook\(s\) left, "
+                        r"about 3 min plus 1 without an estimate( \(so far [\d.]+x the estimates\))?", eta[0]), eta[0]
+    assert "1 notebook(s) left, time unknown" in eta[1] and eta[2].endswith("all done")
+    manifest = json.loads((tmp_path / "runs/r/manifest.json").read_text())
+    assert [manifest["notebooks"][n]["expected_seconds"] for n in ("a_first", "b_second", "c_third")] == [40, 200, None]
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("{name: 01_ingest, expected_secs: 4}", r"notebooks\[0\] \(01_ingest\): unknown key\(s\) \['expected_secs'\]"),
+    ("{name: 01_ingest, expected_seconds: soon}", "expected_seconds must be a number of seconds, got 'soon'"),
+])
+def test_a_bad_notebook_entry_is_refused_naming_it(tmp_path, entry, message):
+    with pytest.raises(PipelineError, match=message):
+        run_pipeline(_params(tmp_path, f"notebooks:\n  - {entry}\n"), runs_root=tmp_path / "runs")
+
+
+def test_every_notebook_of_the_quick_set_has_an_estimate_within_20_minutes():
+    """The quick set's promise (README): every notebook estimated, under 20 minutes in all, the LLM notebooks
+    (scaled from the reference run by their rows) within about 12."""
+    params = load_params("notebooks/params/quick.yaml")
+    estimates = plan_estimates(params, check_notebooks(params))
+    assert all(e.seconds is not None for e in estimates.values()), estimates
+    assert sum(e.seconds for e in estimates.values()) <= 20 * 60
+    llm = ["03_step_limits", "04_ragas_eval", "06_card_improvement"]
+    assert all("scaled to" in estimates[n].source for n in llm)
+    assert sum(estimates[n].seconds for n in llm) <= 12.5 * 60
 
 
 def _params(tmp_path, text: str):

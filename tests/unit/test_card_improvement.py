@@ -92,6 +92,13 @@ def test_both_arms_run_end_to_end_with_a_model_free_llm(tmp_path, monkeypatch):
     assert stats.empty_answers == stats.queries and stats.queries <= 6
 
 
+def test_limits_take_rows_spread_over_the_list_not_its_first_ones():
+    from toolroute.experiments.card_improvement import spread
+
+    assert spread(list(range(54)), 4) == [0, 13, 26, 39]
+    assert spread(list(range(3)), 5) == [0, 1, 2]
+
+
 def test_saved_replies_replay_an_interrupted_run_at_the_cost_of_the_original_calls(tmp_path):
     """07 saves each LLM reply as it arrives; a rerun replays them (same prompt, same tag) and calls only the rest."""
     path = tmp_path / "replies.partial.jsonl"

@@ -48,6 +48,12 @@ def check_parameters(augment_splits: Sequence[str], rerank_split: str) -> None:
             raise ValueError(f"no insurance query split '{split}' ({queries_path('insurance', split)})")
 
 
+def spread(rows: Sequence, limit: int) -> list:
+    """At most `limit` of `rows`, spread over them (every n-th), not the first ones."""
+    step = max(1, len(rows) // limit)
+    return list(rows[::step][:limit])
+
+
 def _router(catalog: Catalog, config: RouterConfig, client, embedder=None) -> ToolRouter:
     calib = default_dev_file(toolcards_dir("insurance"))
     return build_router(config.with_(embedder=embedder or config.embedder, dev=str(calib)), catalog, client,
@@ -65,9 +71,12 @@ def _eval_queries_of_every_split() -> list[str]:
 
 def augmentation_arm(llm, per_card: int = 5, splits: Sequence[str] = ("dev", "test"),
                      config: RouterConfig = RouterConfig(), chroma_path=None, embedder=None,
-                     names: Sequence[str] | None = None, progress: bool = True):
-    """(table per split and arm with paired differences, the AugmentReport, the augmented catalogue)."""
+                     names: Sequence[str] | None = None, progress: bool = True, limit: int | None = None):
+    """(table per split and arm with paired differences, the AugmentReport, the augmented catalogue).
+    `limit`: only that many cards get examples (one LLM call each), spread over the catalogue (quick runs)."""
     base = open_catalog(toolcards_dir("insurance"))
+    if limit:
+        names = spread(list(names or base.names), limit)
     augmented, report = augment(base, llm, per_card, _eval_queries_of_every_split(), names, progress=progress,
                                 system=AUGMENT_PROMPT)
     client = open_client(chroma_path)
@@ -102,8 +111,7 @@ def rerank_arm(llm, candidates: int = 8, split: str = "test", limit: int | None 
     base = open_catalog(toolcards_dir("insurance"))
     queries = load_queries(queries_path("insurance", split), base.names)
     if limit:
-        step = max(1, len(queries) // limit)
-        queries = queries[::step][:limit]  # spread over the file, not its first rows
+        queries = spread(queries, limit)
     router = _router(base, config, open_client(chroma_path), embedder)
     start = time.perf_counter()
     first = route_queries(router, queries)

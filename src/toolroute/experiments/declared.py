@@ -7,7 +7,8 @@ notebook numbers; the report is last so that it gathers the others). What reads 
   of the report (`html`), the outputs a run keeps (`outputs`, used by `make reference` through
   `toolroute run --list-outputs`), and the error for a notebook's old name (`RENAMED`);
 - `toolroute.experiments.report`: the report's sections (`tables`, `figures`, `title`, `about`);
-- the notebooks: `setup_notebook(declared.SCALE, output_dir)` gives a notebook its output folder.
+- the notebooks: `setup_notebook(declared.SCALE, output_dir)` gives a notebook its output folder;
+- `toolroute.experiments.estimates`: a notebook's expected time, the reference run's scaled by its `rows`.
 
 A new experiment is a notebook plus one entry here (and its parameters in `notebooks/params/*.yaml`).
 This module imports nothing heavy: the checks import their experiment module when they run.
@@ -42,6 +43,13 @@ class Experiment:
     """Files it writes at the top of the run folder."""
     html: str | None = None
     """After it ran, the executed notebook is exported (without code) to this file in the run folder."""
+    rows: Callable[[dict], int] | None = None
+    """How much work a run is, in `row_unit` (the LLM calls or agent runs its time grows with), from every
+    parameter's value; 0 when no model is called (`llm: replay`). Its expected time is the reference run's,
+    scaled by rows (`toolroute.experiments.estimates`)."""
+    row_unit: str = "rows"
+    fixed_seconds: float = 0.0
+    """The part of its time that does not grow with rows (kernel, imports, model start, index builds)."""
 
     @property
     def number(self) -> str:
@@ -88,7 +96,49 @@ def _check_card_improvement(values: dict) -> None:
     check_parameters(values["augment_splits"], values["rerank_split"])
 
 
-# --- the experiments, in run order ----------------------------------------------------------------------------
+# --- the rows a run's time grows with (for the expected time; each imports what it counts when it runs) -------
+
+def _models(values: dict) -> int:
+    """Models compared (each runs every row); 0 with `llm: replay`, which calls none."""
+    return 0 if values.get("llm", "auto") == "replay" else max(1, len(values.get("llms") or [None]))
+
+
+def _step_limit_rows(values: dict) -> int:
+    from toolroute.experiments.step_limits import check_parameters  # loaded when rows are counted: the declarations stay import-light
+
+    _, top_ks, tasks = check_parameters(values["domains"], values["caps"], values["top_ks"], values["task_ids"])
+    # per task, the runs at the larger caps are mostly copies of the first uncapped one: tasks, not task x cap
+    return _models(values) * len(top_ks) * sum(len(t) for t in tasks.values())
+
+
+def _ragas_rows(values: dict) -> int:
+    from collections import Counter  # loaded when rows are counted: the declarations stay import-light
+
+    from toolroute.experiments.ragas_eval import build_items  # loaded when rows are counted: the declarations stay import-light
+
+    items = build_items(values["scenario_ids"], values["rag_ids"], values["rag_limit"], values["query_split"],
+                        values["query_limit"])
+    judged = 0
+    if values.get("judge", "auto") == "auto" and values.get("judge_metrics"):
+        limit = values.get("judge_limit")
+        judged = sum(n if limit is None else min(n, limit) for n in Counter(i.kind for i in items).values())
+    return _models(values) * (len(items) + judged)
+
+
+def _card_improvement_rows(values: dict) -> int:
+    from toolroute.cards import open_catalog  # loaded when rows are counted: the declarations stay import-light
+    from toolroute.config import queries_path, toolcards_dir  # loaded when rows are counted: the declarations stay import-light
+    from toolroute.queries import load_queries  # loaded when rows are counted: the declarations stay import-light
+
+    cards = len(open_catalog(toolcards_dir("insurance")).names)
+    queries = len(load_queries(queries_path("insurance", values["rerank_split"])))
+    limit_cards, limit_queries = values.get("augment_limit"), values.get("rerank_limit")
+    return _models(values) * (min(cards, limit_cards or cards) + min(queries, limit_queries or queries))
+
+
+# --- the experiments, in run order ------------------------------------------------------------------------------
+# fixed_seconds: the smoke set's time with the model-free replay LLM (21, 27 and 58 s in docs/performance.md)
+# plus the embedded model's start (3-22 s).
 
 INGEST = Experiment(
     "01_ingest", "RAG retrieval",
@@ -99,10 +149,12 @@ TOOLCARD_ABLATION = Experiment(
     figures=("recall_curves_test.png", "hit1_test.png", "no_call_test.png", "confusions_test.png"))
 STEP_LIMITS = Experiment(
     "03_step_limits", "Step limits", calls_llm=True, check=_check_step_limits,
+    rows=_step_limit_rows, row_unit="tasks", fixed_seconds=30,
     tables=("by_cap.csv", "by_length.csv", "by_domain.csv", "cut_chains.csv"),
     figures=("completion_vs_cap.png", "cost_vs_cap.png"))
 RAGAS_EVAL = Experiment(
     "04_ragas_eval", "RAGAS evaluation of the agent", calls_llm=True, check=_check_ragas_eval,
+    rows=_ragas_rows, row_unit="turns and judged rows", fixed_seconds=45,
     tables=("by_kind.csv", "by_scenario.csv", "judge_failures.csv", "scores.csv"), figures=("metrics.png",))
 SCALE = Experiment(
     "05_scale", "Routing at scale", check=_check_scale,
@@ -111,6 +163,7 @@ SCALE = Experiment(
     tables=("scale.csv", "bfcl_routing.csv", "edit_cost.csv"), figures=("scale.png",))
 CARD_IMPROVEMENT = Experiment(
     "06_card_improvement", "Improving the cards", calls_llm=True, check=_check_card_improvement,
+    rows=_card_improvement_rows, row_unit="cards and rerank queries", fixed_seconds=60,
     about="Synthetic when_to_use examples written by the local LLM (filtered against the eval sets) and an LLM "
           "reranker of the router's top candidates, each as an arm against the authored cards, with its cost.",
     tables=("augmentation.csv", "augmentation_cost.csv", "rerank.csv"), figures=("card_improvement.png",))
