@@ -102,6 +102,16 @@ class ContextBudget:
         return tokens, tokens + self.reserve <= self.limit
 
 
+def embedded_budget(arms: Sequence[Arm], limit: int | None, reserve: int = 512) -> ContextBudget | None:
+    """The budget of the embedded model's context (`limit` tokens, None: no check), counted with its own
+    tokenizer and chat template; None too when no arm binds a fixed tool list (nothing to check)."""
+    if limit is None or not any(a.kind in ("oracle", "all_tools") for a in arms):
+        return None
+    from toolroute.llm.tokens import PromptCounter  # loads the GGUF's vocabulary (~1 s): only when an arm needs the check
+
+    return ContextBudget(limit=int(limit), count=PromptCounter().count, reserve=reserve)
+
+
 def over_context_error(tokens: int, budget: ContextBudget) -> str:
     return (f"over context: the first prompt has {tokens} tokens, {budget.limit} - {budget.reserve} "
             "(reply) allowed; not sent")

@@ -468,7 +468,8 @@ def arm_cost_plot(table: pd.DataFrame, path: str | Path | None = None, title: st
     the mean `cost` per run; `model` when several): one point per routed top-k, oracle and all-tools arm
     with its Wilson 95% interval (and the cost's bootstrap interval when the table has `<cost>_lo/_hi`);
     the answer-writing ceiling (gold calls replayed) as a dashed line; an arm none of whose runs fitted
-    the context (`over_context` = `runs`) is named under the axes instead of drawn. x on a log scale."""
+    the context (`over_context` = `runs`) is named under the axes instead of drawn. x on a log scale (linear
+    when a cost is 0, as with the model-free replay)."""
     models = list(dict.fromkeys(table["model"].astype(str))) if "model" in table.columns else [""]
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
     notes = []
@@ -502,9 +503,12 @@ def arm_cost_plot(table: pd.DataFrame, path: str | Path | None = None, title: st
             routed = routed.sort_values(cost)
             ax.plot(routed[cost], routed[count] / routed["runs"], color=f"C{m}", lw=1, alpha=0.6,
                     label=f"routed top-k{suffix}")
-    ax.set_xscale("log")
+    costs = pd.to_numeric(table.loc[table["arm"] != CEILING_ARM, cost], errors="coerce").dropna()
+    log = bool(len(costs)) and bool((costs > 0).all())  # a model-free replay reports 0 tokens: linear then
+    if log:
+        ax.set_xscale("log")
     ax.set_ylim(0, 1.03)
-    ax.set_xlabel(f"mean {cost.replace('_', ' ')} per run (log scale)")
+    ax.set_xlabel(f"mean {cost.replace('_', ' ')} per run" + (" (log scale)" if log else ""))
     ax.set_ylabel(f"{rate} (Wilson 95% CI)")
     runs = int(table["runs"].max()) if len(table) else 0
     ax.set_title(title or f"Token cost vs {rate} per arm — oracle, routed top-k, all tools ({runs} runs per arm)",
