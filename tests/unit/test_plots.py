@@ -281,3 +281,32 @@ def test_card_improvement_plots_paired_differences_with_the_hit1_n_and_the_cost(
 
 def test_show_figures_inline_is_a_no_op_outside_a_kernel():
     assert show_figures_inline() is False
+
+
+# --- 03 / 04 arms (issue 24, build 1) ---------------------------------------------------------------------------
+
+def _arm_rows(tokens=(600.0, 1500.0, 400.0, 12000.0, 300.0)) -> pd.DataFrame:
+    """An `arms.arm_table` at one cap, as by_arm.csv holds it: 20 runs per arm."""
+    arms = ["routed@1", "routed@5", "oracle", "all_tools", "gold_replay"]
+    return pd.DataFrame({"arm": arms, "runs": 20, "over_context": 0, "completed": [4, 9, 12, 7, 16],
+                         "total_tokens": list(tokens)})
+
+
+def test_arm_cost_plot_from_a_committed_table_has_wilson_bars_a_ceiling_and_a_log_axis():
+    table = _arm_rows()
+    fig = plots.arm_cost_plot(table)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_ylim() == (0, 1.03)
+    ceiling = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert len(ceiling) == 1 and ceiling[0].get_ydata()[0] == pytest.approx(16 / 20)
+    lo, hi = wilson_interval(12, 20)
+    bars = [c for c in ax.collections if len(c.get_segments()) == 1 and c.get_segments()[0][0][0] == 400.0]
+    ys = sorted(bars[0].get_segments()[0][:, 1])
+    assert ys == pytest.approx([lo, hi])  # the oracle's vertical bar is its Wilson interval
+    assert _legend_off_axes(fig, ax.get_legend(), fig.axes)
+    assert "20 runs per arm" in ax.get_title()
+
+
+def test_arm_cost_plot_is_linear_when_a_cost_is_zero():
+    fig = plots.arm_cost_plot(_arm_rows(tokens=(0.0, 0.0, 0.0, 0.0, 0.0)))  # the model-free replay reports no tokens
+    assert fig.axes[0].get_xscale() == "linear"

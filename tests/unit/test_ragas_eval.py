@@ -213,3 +213,151 @@ def test_report_gathers_scale_and_card_improvement_from_the_reference():
     assert arms["arm"].str.contains("LLM rerank").any() and "hit@1_diff" in arms.columns
     assert "Synthetic examples" in report.findings(run, "06_card_improvement")
     assert [p.name for p in run.figures["05_scale"]] == ["scale.png"]
+
+
+# --- arms (issue 24, build 1) --------------------------------------------------------------------------------------
+
+def _arm_items() -> list[EvalItem]:
+    """A two-turn scenario, a RAG question, a query naming a tool (no arguments) and a no-call query,
+    on a stand-in pack (see `_arm_agent`)."""
+    return [
+        EvalItem("scenario", "S-t1", "S", "미사일 위협 수준?", reference_calls=[("assess_threat_level", {"target": "미사일"})],
+                 facts=[FACT["assess_threat_level"]]),
+        EvalItem("scenario", "S-t2", "S", "대응 절차는?", reference_calls=[("lookup_response_procedure", {"level": "HIGH"})],
+                 facts=[FACT["lookup_response_procedure"]]),
+        EvalItem("rag", "r-1", "r-1", "부활 기한?", reference_calls=[("rag_terms_query_engine", {})], with_args=False,
+                 facts=[FACT["rag_terms_query_engine"]]),
+        EvalItem("query", "q-1", "q-1", "요격 자산 현황", reference_calls=[("check_intercept_asset_availability", {})],
+                 with_args=False),
+        EvalItem("query", "q-2", "q-2", "오늘 날씨 어때?", with_args=False),
+    ]
+
+
+FACT = {"assess_threat_level": "위협 수준 높음", "lookup_response_procedure": "절차 2단계",
+        "check_intercept_asset_availability": "자산 3기", "rag_terms_query_engine": "3년 이내"}  # answered per tool seen
+ARM_TOOLS = ["assess_threat_level", "lookup_response_procedure", "check_intercept_asset_availability",
+             "rag_terms_query_engine", "distractor_a", "distractor_b"]
+
+
+def _arm_agent(llm):
+    from types import SimpleNamespace
+
+    from test_arms import _stand_in
+    from toolroute.agent.graph import AgentConfig, build_agent
+    from toolroute.agent.pack import DomainPack
+
+    items = {i.user: i for i in _arm_items()}
+
+    class Router:  # a distractor first, then the item's gold tools, then the rest
+        catalog = SimpleNamespace(cards={})
+
+        def route(self, text):
+            item = next(i for u, i in items.items() if u in text)
+            gold = [n for n, _ in item.reference_calls]
+            order = ["distractor_a", *gold, *[t for t in ARM_TOOLS if t not in gold and t != "distractor_a"]]
+            return SimpleNamespace(top=lambda k: order[:k], no_call=False)
+
+    pack = DomainPack(name="threat", tools=[_stand_in(n) for n in ARM_TOOLS], system_prompt="테스트")
+    return build_agent(pack, llm, router=Router(), config=AgentConfig(top_k=3, rewrite_with_llm=False))
+
+
+def _arm_llm():
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from fake_llm import ScriptedLLM
+
+    items = {i.user: i for i in _arm_items()}
+
+    def policy(messages, tools):
+        question = [str(m.content) for m in messages if isinstance(m, HumanMessage)][-1]
+        item = next(i for u, i in items.items() if u in question)
+        seen = [m.name for m in messages if isinstance(m, ToolMessage)]
+        seen += [n for n in ARM_TOOLS if f"- {n}(" in question]
+        todo = [(n, a or {"query": item.user}) for n, a in item.reference_calls if n not in seen]
+        if tools and todo and todo[0][0] in tools:
+            return todo[0]
+        return " ".join(FACT.get(n, "") for n in seen).strip() or "안녕하세요."
+
+    class Policy(ScriptedLLM):
+        def _reply(self, messages, tools):
+            self.replies = [policy]
+            return super()._reply(messages, tools)
+
+    return Policy(calls=[], bound=[])
+
+
+@pytest.fixture(scope="module")
+def arm_runs():
+    from types import SimpleNamespace
+
+    llm = _arm_llm()
+    model = SimpleNamespace(name="scripted", tag="scripted", chat=llm, max_concurrency=1, run_seconds=None)
+    runs = ragas_eval.run_arms([model], _arm_agent, _arm_items(), ["routed@1", "routed", "oracle", "all_tools",
+                                                                   "gold_replay"], top_k=3, progress=False)
+    return runs, llm
+
+
+def test_each_arm_binds_what_it_should_in_04(arm_runs):
+    runs, llm = arm_runs
+    assert list(dict.fromkeys(runs["arm"])) == ["routed@1", "routed@3", "oracle", "all_tools", "gold_replay"]
+    assert list(runs.columns[:2]) == ["model", "arm"]
+    by = runs.set_index(["arm", "id"])
+    assert by.loc[("routed@1", "S-t1"), "routed"] == ["distractor_a"]
+    assert by.loc[("routed@3", "S-t1"), "routed"] == ["distractor_a", "assess_threat_level", "lookup_response_procedure"]
+    assert by.loc[("oracle", "S-t1"), "routed"] == ["assess_threat_level"] and by.loc[("oracle", "q-2"), "routed"] == []
+    assert by.loc[("all_tools", "r-1"), "routed"] == ARM_TOOLS
+    assert {n for names in llm.bound for n in names} <= set(ARM_TOOLS)
+    assert ARM_TOOLS in llm.bound and ["assess_threat_level"] in llm.bound
+    # the ceiling: no tool bound, gold calls run (the RAG question searched with itself), the query without
+    # gold arguments left out
+    ceiling = runs[runs["arm"] == "gold_replay"].set_index("id")
+    assert list(ceiling.index) == ["S-t1", "S-t2", "r-1", "q-2"]
+    assert ceiling.loc["r-1", "tool_log"] == [{"name": "rag_terms_query_engine", "args": {"query": "부활 기한?"},
+                                              "result": {"status": "ok", "summary": "rag_terms_query_engine 결과"}}]
+    assert (ceiling["llm_calls"] == 1).all() and ceiling.loc["S-t2", "answer"].startswith(FACT["lookup_response_procedure"])
+    ceiling_requests = [c for c in llm.calls if any("[도구 결과]" in str(m.content) for m in c["messages"])]
+    assert ceiling_requests and all(c["tools"] == [] for c in ceiling_requests)
+    assert by.loc[("oracle", "S-t1"), "called_tools"] == ["assess_threat_level"]
+    assert by.loc[("routed@1", "S-t1"), "called_tools"] == []  # its tool was not bound
+
+
+def test_04_tables_carry_the_arm_and_intervals(arm_runs):
+    runs, _ = arm_runs
+    items = _arm_items()
+    scores = ragas_eval.score_rows(runs, items)
+    assert list(scores.columns[:3]) == ["model", "arm", "kind"]
+    by_kind = ragas_eval.summary_by_kind(scores)
+    assert {"arm", "kind"} <= set(by_kind.columns) and len(by_kind) == len(by_kind[["arm", "kind"]].drop_duplicates())
+    table = ragas_eval.arm_summary(scores, runs, items)
+    pooled = table[table["kind"] == "all"].set_index("arm")
+    assert list(pooled.index) == ["routed@1", "routed@3", "oracle", "all_tools", "gold_replay"]
+    assert pooled.loc["oracle", "completed"] == 5 and pooled.loc["gold_replay", "runs"] == 4
+    assert pooled.loc["routed@1", "completed"] == 1  # only the no-call query
+    for rate in ragas_eval.ARM_RATES:
+        applied = table[table[f"n_{rate}"] > 0]  # facts_ok does not apply to query rows (NaN there)
+        assert (applied[f"{rate}_lo"] <= applied[rate]).all() and (applied[rate] <= applied[f"{rate}_hi"]).all()
+    assert table.set_index(["arm", "kind"])["n_facts_ok"].loc[("oracle", "query")] == 0
+    assert pooled.loc["oracle", "tool_call_accuracy"] == 1.0 and "tool_call_accuracy_lo" in table.columns
+    assert "**Arm oracle**" in ragas_eval.findings(scores, runs)
+
+
+def test_04_over_context_is_recorded_not_sent():
+    from types import SimpleNamespace
+
+    from toolroute.experiments.arms import ContextBudget
+
+    llm = _arm_llm()
+    model = SimpleNamespace(name="m", tag="m", chat=llm, max_concurrency=1, run_seconds=None)
+    budget = ContextBudget(limit=400, count=lambda messages, schemas: 100 + 50 * len(schemas), reserve=100)
+    runs = ragas_eval.run_arms([model], _arm_agent, _arm_items(), ["all_tools", "oracle"], top_k=3, budget=budget,
+                               progress=False)
+    every = runs[runs["arm"] == "all_tools"]
+    assert every["over_context"].all() and every["error"].str.startswith("over context").all()
+    assert not runs[runs["arm"] == "oracle"]["over_context"].any()
+    table = ragas_eval.arm_summary(ragas_eval.score_rows(runs, _arm_items()), runs, _arm_items())
+    assert table.set_index(["arm", "kind"]).loc[("all_tools", "all"), "over_context"] == 5
+
+
+def test_default_04_runs_have_no_arm_column():
+    runs = ragas_eval.run_items(_RecordingAgent(), [EvalItem("query", "q2", "q2", "다른 질문")], progress=False)
+    assert "arm" not in runs.columns and "over_context" not in runs.columns

@@ -10,6 +10,9 @@
   and lets the LLM call tools or answer.
 - tools: dispatch by name, sync and async tools alike; an error or an unknown name becomes a tool
   message, never a crash. Every call is logged in order (step, name, args, result).
+- per run, instead of the router: `tools` binds exactly the named tools (an oracle router, or every
+  tool of the pack), and `gold_calls` runs the given calls as they are (no LLM picks them), then asks
+  the LLM, with no tool bound, only for the answer from their results (the answer-writing ceiling).
 - a hard cap `max_tool_steps` counted in the state: at the cap the model is asked once more; if it
   still wants tools, it gets a last call without tools and the state records `capped`. A call
   repeating an earlier call of the turn (same name and arguments) is not run again: the model
@@ -271,6 +274,11 @@ class Agent:
         value = ((config or {}).get("configurable") or {}).get(name)
         return int(value) if value is not None else getattr(self.config, name)
 
+    @staticmethod
+    def _run_option(config: RunnableConfig | None, name: str) -> Any:
+        """`bound_tools` / `gold_calls` of this run (None: not given, the router decides)."""
+        return ((config or {}).get("configurable") or {}).get(name)
+
     def _route(self, state: AgentState, top_k: int) -> tuple[list[str], bool]:
         if not self.config.use_router or self.router is None:
             return self.pack.tool_names, False
@@ -337,6 +345,11 @@ class Agent:
 
     def route(self, state: AgentState, config: RunnableConfig) -> dict:
         """Route the rewritten turn once, before any LLM call: what a stream reports first."""
+        if self._run_option(config, "gold_calls") is not None:
+            return {"routed": [], "no_call": True}  # the calls are given: nothing is bound, nothing routed
+        bound = self._run_option(config, "bound_tools")
+        if bound is not None:
+            return {"routed": list(bound), "no_call": False}  # this run binds exactly these (no routing)
         try:
             routed, no_call = self._route(state, self._knob(config, "top_k"))
         except Exception as exc:  # noqa: BLE001 - a dead Chroma server ends the turn, not the process
@@ -344,6 +357,9 @@ class Agent:
         return {"routed": routed, "no_call": no_call}
 
     def _agent(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
+        gold = self._run_option(config, "gold_calls")
+        if gold is not None:
+            return self._gold_replay(state, list(gold))
         update: dict[str, Any] = {}
         tools = [] if state.get("no_call") else list(state.get("routed") or [])
         reply, counters = self._call({**state, **update}, tools)
@@ -370,6 +386,16 @@ class Agent:
                 update["loops" if repeated else "capped"] = (state.get("loops", 0) + 1) if repeated else True
                 return {**update, "messages": [final]}
         return {**update, "messages": [reply]}
+
+    def _gold_replay(self, state: AgentState, gold: list[dict[str, Any]]) -> dict:
+        """The answer-writing ceiling: first the given calls as one reply (no LLM), which the tools node
+        runs for real; then one LLM call with no tool bound, on the final prompt (the results as text)."""
+        if gold and not state.get("tool_log") and not state.get("tool_steps"):
+            calls = [{"name": c["name"], "args": dict(c.get("args") or {}), "id": f"gold{i}", "type": "tool_call"}
+                     for i, c in enumerate(gold)]
+            return {"messages": [AIMessage("", tool_calls=calls)]}
+        reply, counters = self._call(state, [], final=True)
+        return {**counters, "messages": [AIMessage(str(reply.content), id=getattr(reply, "id", None))]}
 
     def tools(self, state: AgentState, config: RunnableConfig) -> dict:
         max_tool_steps = self._knob(config, "max_tool_steps")
@@ -466,20 +492,38 @@ class Agent:
         self.graph = builder.compile(checkpointer=self.checkpointer)
         return self
 
-    def run_config(self, thread_id: str, max_tool_steps: int | None = None, top_k: int | None = None) -> dict:
-        """LangGraph's run config: the thread, and this run's knobs (the agent's defaults when None)."""
+    def run_config(self, thread_id: str, max_tool_steps: int | None = None, top_k: int | None = None,
+                   tools: Any = None, gold_calls: Any = None) -> dict:
+        """LangGraph's run config: the thread, and this run's knobs (the agent's defaults when None).
+        `tools` / `gold_calls` (see `ask`) are put in only when given; gold calls are never cut by the cap."""
         steps = self.config.max_tool_steps if max_tool_steps is None else max_tool_steps
-        knobs = {"max_tool_steps": steps, "top_k": self.config.top_k if top_k is None else top_k}
+        knobs: dict[str, Any] = {"max_tool_steps": steps, "top_k": self.config.top_k if top_k is None else top_k}
+        if tools is not None:
+            names = list(dict.fromkeys(tools))
+            unknown = [n for n in names if self.pack.tool(n) is None]
+            if unknown:
+                raise ValueError(f"tools: {unknown} are not tools of the {self.pack.name} pack")
+            knobs["bound_tools"] = names
+        if gold_calls is not None:
+            calls = [{"name": c[0], "args": dict(c[1] or {})} if isinstance(c, (tuple, list)) else
+                     {"name": c["name"], "args": dict(c.get("args") or {})} for c in gold_calls]
+            knobs["gold_calls"] = calls
+            knobs["max_tool_steps"] = steps = max(steps, len(calls))
         return {"configurable": {"thread_id": thread_id, **knobs}, "recursion_limit": recursion_limit(steps)}
 
     def ask(self, question: str, thread_id: str | None = None, max_tool_steps: int | None = None,
-            top_k: int | None = None) -> AgentState:
+            top_k: int | None = None, tools: Any = None, gold_calls: Any = None) -> AgentState:
         """One turn of a conversation (a new thread when `thread_id` is None); the final state.
-        `max_tool_steps` and `top_k` apply to this turn only (never to other callers of the agent)."""
+        `max_tool_steps` and `top_k` apply to this turn only (never to other callers of the agent).
+
+        Also for this turn only, in place of the router: `tools` (tool names) binds exactly those tools
+        (an oracle router: the task's gold tools; or every tool of the pack); `gold_calls` ((name, args)
+        pairs or {"name", "args"} dicts) runs those calls with the real tools, then asks the LLM, with
+        no tool bound, only for the answer (the answer-writing ceiling; the cap is raised to fit them)."""
         thread_id = thread_id or uuid.uuid4().hex
         started = time.perf_counter()
         state = self.graph.invoke({"messages": [HumanMessage(question)]},
-                                  self.run_config(thread_id, max_tool_steps, top_k))
+                                  self.run_config(thread_id, max_tool_steps, top_k, tools, gold_calls))
         state = dict(state)
         state["thread_id"] = thread_id
         state["seconds"] = round(time.perf_counter() - started, 3)

@@ -74,14 +74,18 @@ class Experiment:
 def _check_step_limits(values: dict) -> None:
     from toolroute.experiments.step_limits import check_parameters  # loaded when its check runs: the declarations stay import-light
 
-    check_parameters(values["domains"], values["caps"], values["top_ks"], values["task_ids"])
+    check_parameters(values["domains"], values["caps"], values["top_ks"], values["task_ids"], values.get("arms"))
 
 
 def _check_ragas_eval(values: dict) -> None:
     from toolroute.experiments.ragas_eval import build_items  # loaded when its check runs: the declarations stay import-light
 
+    from toolroute.experiments.arms import parse_arms  # loaded when its check runs: the declarations stay import-light
+
     build_items(values["scenario_ids"], values["rag_ids"], values["rag_limit"], values["query_split"],
                 values["query_limit"])
+    if values.get("arms") is not None:
+        parse_arms(values["arms"], [values.get("top_k", 5)])
 
 
 def _check_scale(values: dict) -> None:

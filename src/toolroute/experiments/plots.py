@@ -367,9 +367,11 @@ def no_call_scores(scores: pd.DataFrame, threshold: float | None, arm: str, spli
 # --- 03 step limits ----------------------------------------------------------------------------------------
 
 def _series_key(frame: pd.DataFrame) -> pd.Series:
-    """The line-style key: the model and top-k when several, else one series ("")."""
+    """The line-style key: the model and top-k (or arm) when several, else one series ("")."""
     several_models = "model" in frame.columns and frame["model"].nunique() > 1
     several_k = frame["top_k"].nunique() > 1
+    if "arm" in frame.columns and frame["arm"].nunique() > 1:
+        return (frame["model"].astype(str) + " · " if several_models else "") + frame["arm"].astype(str)
     if several_models:
         return frame["model"].astype(str) + " · k" + frame["top_k"].astype(str)
     if several_k:
@@ -457,9 +459,71 @@ def cost_plot(frame: pd.DataFrame, path: str | Path | None = None, title: str = 
     return _save(fig, path)
 
 
+CEILING_ARM = "gold_replay"
+
+
+def arm_cost_plot(table: pd.DataFrame, path: str | Path | None = None, title: str = "",
+                  rate: str = "completion", count: str = "completed", cost: str = "total_tokens"):
+    """Token cost against accuracy per arm (`arms.arm_table` rows: `arm`, `runs`, the `count` of successes,
+    the mean `cost` per run; `model` when several): one point per routed top-k, oracle and all-tools arm
+    with its Wilson 95% interval (and the cost's bootstrap interval when the table has `<cost>_lo/_hi`);
+    the answer-writing ceiling (gold calls replayed) as a dashed line; an arm none of whose runs fitted
+    the context (`over_context` = `runs`) is named under the axes instead of drawn. x on a log scale (linear
+    when a cost is 0, as with the model-free replay)."""
+    models = list(dict.fromkeys(table["model"].astype(str))) if "model" in table.columns else [""]
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
+    notes = []
+    for m, model in enumerate(models):
+        part = table[table["model"].astype(str) == model] if model else table
+        suffix = f" · {model}" if len(models) > 1 else ""
+        ceiling = part[part["arm"] == CEILING_ARM]
+        for _, row in ceiling.iterrows():
+            p = row[count] / row["runs"] if row["runs"] else math.nan
+            lo, hi = wilson_interval(row[count], row["runs"])
+            ax.axhline(p, color=f"C{m}", ls="--", lw=1.2,
+                       label=f"answer-writing ceiling: gold calls replayed (n={int(row['runs'])}){suffix}")
+            ax.axhspan(lo, hi, color=f"C{m}", alpha=0.08)
+        points = part[part["arm"] != CEILING_ARM]
+        for i, (_, row) in enumerate(points.iterrows()):
+            over = int(row.get("over_context", 0) or 0)
+            if pd.isna(row[cost]) or (over and over >= row["runs"]):
+                notes.append(f"{row['arm']}{suffix}: {over}/{int(row['runs'])} runs over the context, not sent")
+                continue
+            p = row[count] / row["runs"]
+            xerr = None
+            if f"{cost}_lo" in row and pd.notna(row[f"{cost}_lo"]):
+                xerr = [[max(row[cost] - row[f"{cost}_lo"], 0)], [max(row[f"{cost}_hi"] - row[cost], 0)]]
+            marker = "o" if str(row["arm"]).startswith("routed") else ("*" if row["arm"] == "oracle" else "s")
+            ax.errorbar([row[cost]], [p], yerr=_wilson_err([row[count]], [row["runs"]]), xerr=xerr, marker=marker,
+                        ms=9 if marker == "*" else 6, capsize=3, ls="none", color=f"C{m}")
+            ax.annotate(f"{row['arm']}" + (f" ({over} over ctx)" if over else ""), (row[cost], p),
+                        textcoords="offset points", xytext=(6, 4), fontsize=8)
+        routed = points[points["arm"].astype(str).str.startswith("routed") & points[cost].notna()]
+        if len(routed) > 1:
+            routed = routed.sort_values(cost)
+            ax.plot(routed[cost], routed[count] / routed["runs"], color=f"C{m}", lw=1, alpha=0.6,
+                    label=f"routed top-k{suffix}")
+    costs = pd.to_numeric(table.loc[table["arm"] != CEILING_ARM, cost], errors="coerce").dropna()
+    log = bool(len(costs)) and bool((costs > 0).all())  # a model-free replay reports 0 tokens: linear then
+    if log:
+        ax.set_xscale("log")
+    ax.set_ylim(0, 1.03)
+    ax.set_xlabel(f"mean {cost.replace('_', ' ')} per run" + (" (log scale)" if log else ""))
+    ax.set_ylabel(f"{rate} (Wilson 95% CI)")
+    runs = int(table["runs"].max()) if len(table) else 0
+    ax.set_title(title or f"Token cost vs {rate} per arm — oracle, routed top-k, all tools ({runs} runs per arm)",
+                 fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    if ax.get_legend_handles_labels()[0]:
+        _legend_outside(ax, fontsize=8)
+    if notes:
+        fig.text(0.01, -0.02, "; ".join(notes), fontsize=8, va="top")
+    return _save(fig, path)
+
+
 # --- 04 RAGAS ----------------------------------------------------------------------------------------------
 
-ID_COLUMNS = ("kind", "id", "conversation", "model", "turn")
+ID_COLUMNS = ("kind", "id", "conversation", "model", "arm", "turn")
 
 
 def _mean_ci(values: np.ndarray, n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
@@ -482,6 +546,10 @@ def metric_plot(scores: pd.DataFrame, path: str | Path | None = None, metrics: S
     metrics = [m for m in (metrics or [c for c in scores.columns if c not in ID_COLUMNS])
                if m in scores.columns and pd.to_numeric(scores[m], errors="coerce").notna().any()]
     kinds = list(dict.fromkeys(scores["kind"]))
+    if "arm" in scores.columns and scores["arm"].nunique() > 1:  # runs of several arms: one row per arm and kind
+        arms = list(dict.fromkeys(scores["arm"].astype(str)))
+        scores = scores.assign(kind=scores["arm"].astype(str) + " · " + scores["kind"])
+        kinds = [f"{a} · {k}" for a in arms for k in kinds if f"{a} · {k}" in set(scores["kind"])]
     if "model" in scores.columns and scores["model"].nunique() > 1:
         models = list(dict.fromkeys(scores["model"].astype(str)))
         scores = scores.assign(kind=scores["model"].astype(str) + "\n" + scores["kind"])

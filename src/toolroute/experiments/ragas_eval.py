@@ -21,6 +21,12 @@ recorded as failed with its reason and counted, never dropped or scored 0.
 
 Tool calls are converted to RAGAS messages here from the agent's `tool_log` (RAGAS' LangGraph
 converter drops calls kept only in `AIMessage.tool_calls`).
+
+With `arms` (`run_arms`, `toolroute.experiments.arms`) every item runs under every arm (routed top-k,
+oracle = the item's gold tools bound, all tools, gold replay = the gold calls run and only the answer
+written; query rows naming tools without arguments have no gold calls and are left out of that arm);
+rows and scores then carry `arm`, the tables are split by it, and `arm_summary` gives completion, tool
+accuracy, facts, tokens and time per arm and kind with 95% intervals. Without arms nothing changes.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ from toolroute.config import llm_limits
 from toolroute.llm.retry import AsyncRetryOnBusy
 import httpx
 from toolroute.embeddings import get_embedder
+from toolroute.experiments.arms import Arm, ContextBudget, arm_table, ask_arm, parse_arms
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
@@ -181,11 +188,23 @@ def replay_llm(items: Sequence[EvalItem]):
     return replay(tasks)
 
 
+def gold_calls_of(item: EvalItem) -> list[tuple[str, dict[str, Any]]] | None:
+    """The calls the ceiling arm replays for an item: a scenario turn's gold calls with their arguments,
+    a RAG question's tool searching with the question (as `replay_llm`), none for a no-call query row;
+    None for a query row naming tools without arguments (nothing to replay)."""
+    if item.kind == "rag":
+        return [(name, {"query": item.user} if not args else dict(args)) for name, args in item.reference_calls]
+    if item.with_args or not item.reference_calls:
+        return [(name, dict(args)) for name, args in item.reference_calls]
+    return None
+
+
 def judge_subset(runs: pd.DataFrame, limit: int | None) -> pd.DataFrame:
-    """At most `limit` rows per kind (spread over each kind), to bound the judge's time."""
+    """At most `limit` rows per kind (and arm, for runs of arms; spread over each kind), to bound the judge's time."""
     if limit is None:
         return runs
-    parts = [g.iloc[_every_nth(range(len(g)), int(limit))] for _, g in runs.groupby("kind", sort=False)]
+    by = [*_arms(runs), "kind"]
+    parts = [g.iloc[_every_nth(range(len(g)), int(limit))] for _, g in runs.groupby(by, sort=False)]
     return pd.concat(parts, ignore_index=True) if parts else runs
 
 
@@ -213,7 +232,8 @@ def retrieved_passages(tool_log: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def run_items(agent: Any, items: Sequence[EvalItem], progress: bool = True, checkpoint: str | Path | None = None,
-              checkpoint_tag: str = "", max_concurrency: int = 1) -> pd.DataFrame:
+              checkpoint_tag: str = "", max_concurrency: int = 1, arm: Arm | None = None,
+              budget: ContextBudget | None = None) -> pd.DataFrame:
     """Each item through `agent.ask`; turns of one conversation share a thread. One row per item, in
     the items' order; a turn that raised keeps its row with the error.
 
@@ -221,7 +241,10 @@ def run_items(agent: Any, items: Sequence[EvalItem], progress: bool = True, chec
     were all saved under the same `checkpoint_tag` is taken from it, any other is run again from its
     first turn (its memory lived in the interrupted process). `max_concurrency` conversations run at
     once (`toolroute.experiments.pool`: a conversation's turns in order in one worker); rows and
-    checkpoint lines come out in conversation order whatever order they finish in."""
+    checkpoint lines come out in conversation order whatever order they finish in.
+
+    With `arm` each turn runs under it (`arms.ask_arm`, `budget` for the arms binding a fixed list) and
+    the rows carry `arm` and `over_context`; without, `agent.ask(user, thread)` as always."""
 
 
     saved = RowCheckpoint(checkpoint, ["kind", "id", "user"], checkpoint_tag)
@@ -243,10 +266,17 @@ def run_items(agent: Any, items: Sequence[EvalItem], progress: bool = True, chec
         out = []
         for item in conversations[conversation]:
             started = time.perf_counter()
-            try:
-                state, error = dict(agent.ask(item.user, thread)), ""
-            except Exception as exc:  # noqa: BLE001 - one failing turn must not lose the run
-                state, error = {}, f"{type(exc).__name__}: {exc}"
+            over: dict[str, Any] = {}
+            if arm is None:
+                try:
+                    state, error = dict(agent.ask(item.user, thread)), ""
+                except Exception as exc:  # noqa: BLE001 - one failing turn must not lose the run
+                    state, error = {}, f"{type(exc).__name__}: {exc}"
+            else:
+                state, error, too_long = ask_arm(agent, arm, item.user, thread,
+                                                 gold_tools=[name for name, _ in item.reference_calls],
+                                                 gold_calls=gold_calls_of(item), budget=budget)
+                over = {"arm": arm.name, "over_context": too_long}
             log = [{"name": e["name"], "args": e.get("args", {}), "result": e.get("result")}
                    for e in state.get("tool_log", []) or []]
             row = {
@@ -259,6 +289,7 @@ def run_items(agent: Any, items: Sequence[EvalItem], progress: bool = True, chec
                 "llm_calls": int(state.get("llm_calls", 0) or 0), "prompt_tokens": int(state.get("prompt_tokens", 0) or 0),
                 "completion_tokens": int(state.get("completion_tokens", 0) or 0),
                 "seconds": round(time.perf_counter() - started, 3), "error": error or (state.get("error") or ""),
+                **over,
             }
             out.append((row, not row["error"]))
             bar.update(1)
@@ -290,6 +321,31 @@ def run_models(models: Sequence[Any], make_agent: Callable[[Any], Any], items: S
         model.run_seconds = round(time.perf_counter() - start, 1)
         part.insert(0, "model", model.name)
         parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def run_arms(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Sequence[EvalItem],
+             arms: Sequence[str] | str, top_k: int, checkpoint: str | Path | None = None, tag: str = "",
+             budget: ContextBudget | None = None, progress: bool = True) -> pd.DataFrame:
+    """`run_items` for each model and each arm of `arms` (`arms.parse_arms(arms, [top_k])`), one agent
+    per model, each arm under its own checkpoint tag; the rows of all, `model` and `arm` first. The
+    ceiling arm runs only the items that have gold calls (`gold_calls_of`)."""
+    arm_list = parse_arms(arms, [top_k])
+    parts = []
+    for model in models:
+        start = time.perf_counter()
+        agent = make_agent(model.chat)
+        for arm in arm_list:
+            chosen = [i for i in items if arm.kind != "gold_replay" or gold_calls_of(i) is not None]
+            if not chosen:
+                continue
+            part = run_items(agent, chosen, progress=progress, checkpoint=checkpoint,
+                             checkpoint_tag=f"{model.tag}|{tag}|arm={arm.name}", max_concurrency=model.max_concurrency,
+                             arm=arm, budget=budget)
+            part.insert(0, "arm", part.pop("arm"))
+            part.insert(0, "model", model.name)
+            parts.append(part)
+        model.run_seconds = round(time.perf_counter() - start, 1)
     return pd.concat(parts, ignore_index=True)
 
 
@@ -372,7 +428,7 @@ def score_without_llm(runs: pd.DataFrame, items: Sequence[EvalItem]) -> pd.DataF
 
 def score_rows(runs: pd.DataFrame, items: Sequence[EvalItem]) -> pd.DataFrame:
     """`score_without_llm` beside each row's keys (`model` when present, kind, id, conversation), row for row."""
-    keys = runs[[*_models(runs), "kind", "id", "conversation"]].reset_index(drop=True)
+    keys = runs[[*_models(runs), *_arms(runs), "kind", "id", "conversation"]].reset_index(drop=True)
     return pd.concat([keys, score_without_llm(runs, items).drop(columns=["id"]).reset_index(drop=True)], axis=1)
 
 
@@ -380,7 +436,7 @@ def merge_judged(scores: pd.DataFrame, judged: pd.DataFrame | None, metrics: Seq
     """The judged metrics added to `scores` (NaN on rows not judged), matched on model and id."""
     if judged is None or judged.empty:
         return scores
-    on = [*_models(scores), "id"]
+    on = [*_models(scores), *[c for c in _arms(scores) if c in judged.columns], "id"]
     return scores.merge(judged[[*on, *[m for m in metrics if m in judged.columns]]], on=on, how="left")
 
 
@@ -492,7 +548,7 @@ async def _score_with_llm(runs, items, llm, embeddings, metrics, progress, max_c
 
     async def judge(run) -> dict[str, Any]:
         item = items[run["id"]]
-        row: dict[str, Any] = {"id": run["id"]}
+        row: dict[str, Any] = {"id": run["id"], **({"arm": run["arm"]} if "arm" in run.index else {})}
         async with slots:
             for name, make in scorers.items():
                 coro = make(run, item)
@@ -536,13 +592,19 @@ def _models(frame: pd.DataFrame) -> list[str]:
     return ["model"] if "model" in frame.columns else []
 
 
+def _arms(frame: pd.DataFrame) -> list[str]:
+    """["arm"] when the rows come from arms (`run_arms`), else []."""
+    return ["arm"] if "arm" in frame.columns else []
+
+
 def summary_by_kind(scores: pd.DataFrame) -> pd.DataFrame:
-    """Mean of every metric per kind (per model and kind when `scores` has a `model` column), with n
+    """Mean of every metric per kind (per model, arm and kind when `scores` has those columns), with n
     (rows where the metric applied) in its own column."""
     rows = []
-    for keys, group in scores.groupby([*_models(scores), "kind"], sort=False):
+    by = [*_models(scores), *_arms(scores), "kind"]
+    for keys, group in scores.groupby(by, sort=False):
         keys = keys if isinstance(keys, tuple) else (keys,)
-        row: dict[str, Any] = {**dict(zip([*_models(scores), "kind"], keys)), "turns": len(group)}
+        row: dict[str, Any] = {**dict(zip(by, keys)), "turns": len(group)}
         for m in metric_columns(scores):
             values = pd.to_numeric(group[m], errors="coerce")
             row[m] = values.mean() if values.notna().any() else math.nan
@@ -557,7 +619,7 @@ def summary_by_conversation(scores: pd.DataFrame) -> pd.DataFrame:
     if part.empty:
         return pd.DataFrame()
     cols = metric_columns(part)
-    by = [*_models(part), "conversation"]
+    by = [*_models(part), *_arms(part), "conversation"]
     table = part.groupby(by, sort=True)[cols].mean(numeric_only=True)
     table.insert(0, "turns", part.groupby(by).size())
     return table.reset_index()
@@ -573,6 +635,14 @@ def findings(scores: pd.DataFrame, runs: pd.DataFrame, judged: pd.DataFrame | No
             lines += [f"**Model {model}**", *findings(part.drop(columns=["model"]), mine, theirs)]
         return lines
     scores = scores.drop(columns=["model"], errors="ignore")
+    if "arm" in scores.columns and scores["arm"].nunique() > 1:
+        lines = []
+        for arm, part in scores.groupby("arm", sort=False):
+            mine = runs[runs["arm"] == arm] if "arm" in runs.columns else runs
+            theirs = judged[judged["arm"] == arm] if judged is not None and "arm" in judged.columns else judged
+            lines += [f"**Arm {arm}**", *findings(part.drop(columns=["arm"]), mine, theirs)]
+        return lines
+    scores = scores.drop(columns=["arm"], errors="ignore")
     lines = []
     table = summary_by_kind(scores).set_index("kind")
     for kind in [k for k in KINDS if k in table.index]:
@@ -591,3 +661,50 @@ def findings(scores: pd.DataFrame, runs: pd.DataFrame, judged: pd.DataFrame | No
     else:
         lines.append("- No judge ran: faithfulness, answer relevancy and goal accuracy are not reported.")
     return lines
+
+
+ARM_RATES = ["completion", "tools_ok", "facts_ok"]
+ARM_MEANS = ["tool_call_accuracy", "tool_name_f1", "fact_presence", "prompt_tokens", "total_tokens", "seconds"]
+
+
+def arm_summary(scores: pd.DataFrame, runs: pd.DataFrame, items: Sequence[EvalItem]) -> pd.DataFrame:
+    """Per arm and kind (and model), plus every kind pooled ("all"): completion (every gold tool name
+    called, or none for a no-call row; every fact in the answer; no error), tools_ok, facts_ok (rows with
+    facts) as rates with 95% Wilson intervals (a turn over the context counts as failed); tool-call
+    accuracy, name-only tool F1, fact presence, prompt and total tokens and seconds as means with
+    95% bootstrap intervals (tokens and seconds over the turns that were sent)."""
+    by_id = {i.id: i for i in items}
+    keys = [*_models(runs), *_arms(runs), "id"]
+    merged = runs.merge(scores[[*keys, *[m for m in ARM_MEANS if m in scores.columns]]], on=keys, how="left")
+    over = merged["over_context"].astype(bool) if "over_context" in merged.columns else pd.Series(False, index=merged.index)
+    gold = merged["id"].map(lambda i: {name for name, _ in by_id[i].reference_calls})
+    called = merged["called_tools"].map(set)
+    tools_ok = [(g <= c) if g else not c for g, c in zip(gold, called)]
+    facts = merged["id"].map(lambda i: list(by_id[i].facts))
+    facts_ok = [float(all(_compact(f) in _compact(a) for f in fs)) if fs else math.nan
+                for fs, a in zip(facts, merged["answer"].fillna("").astype(str))]
+    error = merged["error"].fillna("").astype(str) != ""
+    sent = ~over
+    f = merged.assign(tools_ok=[float(t) for t in tools_ok], facts_ok=facts_ok,
+                      completion=[float(t and (fo != 0) and not e) for t, fo, e in zip(tools_ok, facts_ok, error)],
+                      total_tokens=(pd.to_numeric(merged["prompt_tokens"], errors="coerce")
+                                    + pd.to_numeric(merged["completion_tokens"], errors="coerce")),
+                      over_context=over)
+    for mean in ("prompt_tokens", "total_tokens", "seconds"):
+        f[mean] = pd.to_numeric(f[mean], errors="coerce").where(sent)
+    for mean in ARM_MEANS:
+        if mean not in f.columns:
+            f[mean] = math.nan
+    if "arm" not in f.columns:
+        f["arm"] = "routed"
+    by = [*_models(f), "arm", "kind"]
+    pooled = f.assign(kind="all")
+    table = arm_table(pd.concat([f, pooled], ignore_index=True), by, ARM_RATES, ARM_MEANS)
+    counts = pd.concat([f, pooled]).groupby(by, sort=False)["over_context"].sum().reset_index()
+    table = table.merge(counts, on=by, how="left")
+    return table[[*by, "runs", "over_context", *[c for c in table.columns if c not in {*by, "runs", "over_context"}]]]
+
+
+def _compact(text: str) -> str:
+    """Text without white space: a fact is found in an answer ignoring spaces (as `agent_eval.fact_in`)."""
+    return "".join((text or "").split())

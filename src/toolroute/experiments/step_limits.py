@@ -27,6 +27,12 @@ the runs that can differ. `verify_reuse=N` runs one such copy of each of the fir
 
 One agent is built per domain and top-k; each run passes its cap (and top-k) to `Agent.ask`, which
 hands them to LangGraph's `configurable` for that run only: the agent's own config never changes.
+
+With `arms` (`toolroute.experiments.arms`: routed top-k, oracle, all tools, gold replay) every task runs
+under every arm and cap; the rows then carry `arm` (after `domain`) and `over_context`, every table is
+split by arm, and `arm_summary` gives completion, tool accuracy, facts, tokens and time per arm and
+cap with 95% intervals. A row of an arm that binds no routed tools has `top_k` 0. Without `arms`
+(the default) the rows and tables are those of the routed top-ks alone, as before.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from tqdm.auto import tqdm
 from toolroute.experiments.checkpoint import RowCheckpoint
 from toolroute.experiments.pool import OrderedTickets, check_concurrency, run_in_order
 from toolroute.llm import chat_model
+from toolroute.experiments.arms import NOT_ROUTED, Arm, ContextBudget, arm_table, ask_arm, parse_arms
 
 AgentFactory = Callable[[str, int], Any]  # (domain, top_k) -> toolroute.agent.Agent
 
@@ -117,9 +124,19 @@ def load_domain_tasks(domains: Sequence[str] | str, task_ids: Iterable[str] | No
 
 
 def check_parameters(domains: Sequence[str] | str, caps: Sequence[int], top_ks: Sequence[int],
-                     task_ids: Iterable[str] | None) -> tuple[list[int], list[int], dict[str, list[Task]]]:
-    """The sweep's parameters checked (ValueError naming the parameter): caps, top-ks and the tasks."""
-    return _int_list("caps", caps), _int_list("top_ks", top_ks), load_domain_tasks(domains, task_ids)
+                     task_ids: Iterable[str] | None, arms: Sequence[str] | None = None
+                     ) -> tuple[list[int], list[int], dict[str, list[Task]]]:
+    """The sweep's parameters checked (ValueError naming the parameter): caps, top-ks, arms and the tasks."""
+    caps, top_ks = _int_list("caps", caps), _int_list("top_ks", top_ks)
+    if arms is not None:
+        parse_arms(arms, top_ks)
+    return caps, top_ks, load_domain_tasks(domains, task_ids)
+
+
+def gold_calls(task: Task) -> list[tuple[str, dict[str, Any]]]:
+    """The task's gold chain as calls: each gold tool with its pinned arguments (the ceiling arm runs them)."""
+    args = list(task.args) if task.args else [{} for _ in task.gold_tools]
+    return [(name, dict(a)) for name, a in zip(task.gold_tools, args)]
 
 
 # --- agents -------------------------------------------------------------------------------------------------
@@ -234,7 +251,8 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
                     task_ids: Iterable[str] | None = None, progress: bool = True,
                     agent_factory: AgentFactory | None = None, checkpoint: str | Path | None = None,
                     checkpoint_tag: str = "", reuse_uncapped: bool = True, verify_reuse: int = 0,
-                    max_concurrency: int = 1) -> pd.DataFrame:
+                    max_concurrency: int = 1, arms: Sequence[str] | None = None,
+                    budget: ContextBudget | None = None) -> pd.DataFrame:
     """One row per domain × task × top-k × cap (see the module docstring for the columns and the reuse rule).
 
     Parameters are checked before any agent is built or any LLM started. `agent_factory(domain,
@@ -245,17 +263,23 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
     `max_concurrency` tasks run at once (`toolroute.experiments.pool`: each task's caps in order in
     one worker, one agent per domain and top-k shared by the workers); rows and checkpoint lines come
     out in task order whatever order the tasks finish in, and `verify_reuse` picks the same copies.
+
+    `arms` (None: the routed top-ks, rows without an `arm` column) runs every arm of
+    `arms.parse_arms(arms, top_ks)`; `budget` checks the first prompt of the arms that bind a fixed tool
+    list (oracle, all tools), a run that would not fit is not sent (`over_context`, with the error).
     """
 
-
-    caps, top_ks, tasks = check_parameters(domains, caps, top_ks, task_ids)
+    caps, top_ks, tasks = check_parameters(domains, caps, top_ks, task_ids, arms)
     check_concurrency(max_concurrency)
-    saved = RowCheckpoint(checkpoint, ["domain", "task_id", "top_k", "cap", "query"], checkpoint_tag)
+    arm_list: list[Arm | None] = list(parse_arms(arms, top_ks)) if arms is not None else [None]
+    keys = ["domain", "task_id", "top_k", "cap", "query"] + (["arm"] if arms is not None else [])
+    saved = RowCheckpoint(checkpoint, keys, checkpoint_tag)
     if agent_factory is None:
         if llm is None:
             llm = chat_model()
         agent_factory = default_agent_factory(llm)
-    jobs = [(domain, top_k, task) for domain, domain_tasks in tasks.items() for top_k in top_ks
+    jobs = [(domain, top_k, arm, task) for domain, domain_tasks in tasks.items() for arm in arm_list
+            for top_k in ([arm.top_k] if arm is not None else top_ks)
             for task in domain_tasks]  # caps innermost (in a job): the same prompt again, a server's prompt cache helps
     bar = tqdm(total=len(jobs) * len(caps), desc="step-limit runs", disable=not progress)
     tickets = OrderedTickets(verify_reuse)
@@ -272,7 +296,8 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
 
     def run_task(index: int) -> list[tuple[dict[str, Any], bool]]:
         """The rows of one task, every cap in ascending order; (row, whether to save it)."""
-        domain, top_k, task = jobs[index]
+        domain, top_k, arm, task = jobs[index]
+        arm_key = {"arm": arm.name} if arm is not None else {}
         out: list[tuple[dict[str, Any], bool]] = []
         uncapped = None  # the first row of this task that ran to its end without the cap acting
         asked = False  # one verified copy per task at most, so the checks spread over tasks
@@ -288,22 +313,28 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
                         bar.update(1)
                         continue
                     check = "pending"
-                done = saved.get(domain=domain, task_id=task.id, top_k=top_k, cap=cap, query=task.query)
+                done = saved.get(domain=domain, task_id=task.id, top_k=top_k, cap=cap, query=task.query, **arm_key)
                 if done is not None:
                     out.append(({"reused_from_cap": 0, **done, "reuse_check": _reuse_check(check, uncapped, done)},
                                 False))
                     uncapped = _uncapped(out[-1][0], uncapped)
                     bar.update(1)
                     continue
-                agent = agent_for(domain, top_k)
-                thread = f"steps-{domain}-{task.id}-k{top_k}-c{cap}-{uuid.uuid4().hex[:8]}"
-                try:
-                    state, error = dict(agent.ask(task.query, thread, max_tool_steps=cap, top_k=top_k)), ""
-                except Exception as exc:  # noqa: BLE001 - one failing task must not lose the run
-                    state, error = {}, f"{type(exc).__name__}: {exc}"
-                row = {"domain": domain, "task_id": task.id, "top_k": top_k, "cap": cap,
+                agent = agent_for(domain, top_k if top_k != NOT_ROUTED else top_ks[0])
+                thread = f"steps-{domain}-{task.id}-{arm.name if arm else ''}-k{top_k}-c{cap}-{uuid.uuid4().hex[:8]}"
+                over: dict[str, bool] = {}
+                if arm is None:
+                    try:
+                        state, error = dict(agent.ask(task.query, thread, max_tool_steps=cap, top_k=top_k)), ""
+                    except Exception as exc:  # noqa: BLE001 - one failing task must not lose the run
+                        state, error = {}, f"{type(exc).__name__}: {exc}"
+                else:
+                    state, error, too_long = ask_arm(agent, arm, task.query, thread, gold_tools=task.gold_tools,
+                                                     gold_calls=gold_calls(task), max_tool_steps=cap, budget=budget)
+                    over = {"over_context": too_long}
+                row = {"domain": domain, **arm_key, "task_id": task.id, "top_k": top_k, "cap": cap,
                        "chain_length": task.chain_length, "query": task.query, **score_run(task, state, error),
-                       "reused_from_cap": 0}
+                       **over, "reused_from_cap": 0}
                 out.append(({**row, "reuse_check": _reuse_check(check, uncapped, row)},
                             not row["error"]))  # a failed run (server down …) is run again next time
                 uncapped = _uncapped(row, uncapped)
@@ -357,8 +388,10 @@ def _reuse_check(check: str, source: dict[str, Any] | None, row: dict[str, Any])
 # --- tables -------------------------------------------------------------------------------------------------
 
 def _by(frame: pd.DataFrame, by: list[str]) -> list[str]:
-    """`by`, led by `model` when the runs come from several models (a frame without the column: one model)."""
-    return ["model", *by] if "model" in frame.columns else list(by)
+    """`by`, led by `model` when the runs come from several models (a frame without the column: one model),
+    then `arm` when the runs come from arms."""
+    lead = [c for c in ("model", "arm") if c in frame.columns and c not in by]
+    return [*lead, *by]
 
 
 def _aggregate(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -416,9 +449,10 @@ def cut_chains(frame: pd.DataFrame) -> pd.DataFrame:
     columns = ["domain", "task_id", "top_k", "chain_length", "gold_tools", "cap", "completed_at", "capped",
                "tool_steps", "called_tools", "cut_before", "missing_facts", "cause", "query"]
     rows = []
-    for keys, group in frame.groupby(_by(frame, ["domain", "task_id", "top_k"]), sort=True):
+    by = _by(frame, ["domain", "task_id", "top_k"])
+    for keys, group in frame.groupby(by, sort=True):
         domain, task_id, top_k = keys[-3:]
-        model = {"model": keys[0]} if "model" in frame.columns else {}
+        model = dict(zip(by[:-3], keys[:-3]))  # model and arm, when the runs have them
         group = group.sort_values("cap")
         done = group[group["completed"].astype(bool)]
         if done.empty:
@@ -454,6 +488,12 @@ def verdict(frame: pd.DataFrame, proposed: int = 3) -> list[str]:
             lines += [f"**Model {model}**", *verdict(part.drop(columns=["model"]), proposed)]
         return lines
     frame = frame.drop(columns=["model"], errors="ignore")
+    if "arm" in frame.columns and frame["arm"].nunique() > 1:
+        lines = []
+        for arm, part in frame.groupby("arm", sort=False):
+            lines += [f"**Arm {arm}**", *verdict(part.drop(columns=["arm"]), proposed)]
+        return lines
+    frame = frame.drop(columns=["arm"], errors="ignore")
     tables = summarise(frame)
     cuts = cut_chains(frame)
     lines = []
@@ -508,7 +548,28 @@ def verdict(frame: pd.DataFrame, proposed: int = 3) -> list[str]:
     return lines
 
 
-# The figures of this experiment are drawn by toolroute.experiments.plots (completion_plot, cost_plot).
+ARM_RATES = ["completion", "tools_ok", "tools_exact", "facts_ok"]
+ARM_MEANS = ["tool_recall", "tool_precision", "llm_calls", "prompt_tokens", "total_tokens", "seconds"]
+
+
+def arm_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per arm and cap (and model, when the runs have it), over every task: completion, every gold tool
+    called, the exact gold calls, every fact in the answer (rates with 95% Wilson intervals; a run that
+    did not fit the context counts as failed), tool recall / precision, LLM calls, tokens and seconds
+    (means with 95% bootstrap intervals, over the runs that were sent), and `over_context` (runs not sent)."""
+    f = frame if "arm" in frame.columns else frame.assign(arm=[f"routed@{k}" for k in frame["top_k"]])
+    over = f["over_context"].astype(bool) if "over_context" in f.columns else pd.Series(False, index=f.index)
+    f = f.assign(completion=f["completed"].astype(float), over_context=over,
+                 **{m: pd.to_numeric(f[m], errors="coerce").where(~over) for m in ARM_MEANS},
+                 **{r: f[r].astype(float) for r in ARM_RATES[1:]})
+    by = [c for c in ("model",) if c in f.columns] + ["arm", "cap"]
+    table = arm_table(f, by, ARM_RATES, ARM_MEANS)
+    counts = f.groupby(by, sort=False)["over_context"].sum().rename("over_context").reset_index()
+    table = table.merge(counts, on=by, how="left")
+    return table[[*by, "runs", "over_context", *[c for c in table.columns if c not in {*by, "runs", "over_context"}]]]
+
+
+# The figures of this experiment are drawn by toolroute.experiments.plots (completion_plot, cost_plot, arm_cost_plot).
 
 
 def flat(frame: pd.DataFrame) -> pd.DataFrame:
