@@ -90,22 +90,23 @@ class TrainingLog:
     stopped_by: str = "epochs"
 
 
-def distinct_batches(pairs: Sequence[tuple[str, str]], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """Shuffled batches in which no positive text appears twice: a second example of the same card
-    in a batch would be scored as a negative of the first (in-batch negatives)."""
+def distinct_batches(pairs: Sequence[tuple[str, ...]], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Shuffled batches in which no passage text (positive or hard negative) appears twice: a second
+    example of the same card in a batch would be scored as a negative of the first (in-batch
+    negatives), and a hard negative equal to another row's positive would be that row's negative."""
     order = list(range(len(pairs)))
     rng.shuffle(order)
     batches: list[list[int]] = []
     open_batches: list[tuple[list[int], set[str]]] = []
     for index in order:
-        positive = pairs[index][1]
+        passages = set(pairs[index][1:])
         for members, seen in open_batches:
-            if positive not in seen and len(members) < batch_size:
+            if not passages & seen and len(members) < batch_size:
                 members.append(index)
-                seen.add(positive)
+                seen.update(passages)
                 break
         else:
-            open_batches.append(([index], {positive}))
+            open_batches.append(([index], passages))
         full = [b for b in open_batches if len(b[0]) == batch_size]
         batches.extend(members for members, _ in full)
         open_batches = [b for b in open_batches if len(b[0]) < batch_size]
@@ -113,9 +114,12 @@ def distinct_batches(pairs: Sequence[tuple[str, str]], batch_size: int, rng: ran
     return batches
 
 
-def finetune(e5: TorchE5, pairs: Sequence[tuple[str, str]], settings: TrainingSettings,
+def finetune(e5: TorchE5, pairs: Sequence[tuple[str, ...]], settings: TrainingSettings,
              progress=None) -> TrainingLog:
-    """Train `e5` in place on (query, passage) pairs with MNRL; returns the log. Seeded."""
+    """Train `e5` in place on (query, passage) pairs, or (query, passage, hard negative) triples (all
+    of one kind), with MNRL; returns the log. Seeded."""
+    if len({len(p) for p in pairs}) > 1:
+        raise ValueError("training rows must all be pairs or all be triples")
     rng = random.Random(settings.seed)
     torch.manual_seed(settings.seed)
     np.random.seed(settings.seed)
@@ -142,8 +146,9 @@ def finetune(e5: TorchE5, pairs: Sequence[tuple[str, str]], settings: TrainingSe
     model.train()
     for step, members in enumerate(batches[:total]):
         anchors = model.preprocess([pairs[i][0] for i in members], prompt=QUERY_PREFIX)
-        positives = model.preprocess([pairs[i][1] for i in members], prompt=PASSAGE_PREFIX)
-        value = loss([anchors, positives], torch.zeros(len(members)))
+        passages = [model.preprocess([pairs[i][column] for i in members], prompt=PASSAGE_PREFIX)
+                    for column in range(1, len(pairs[members[0]]))]  # positive, then any hard negative
+        value = loss([anchors, *passages], torch.zeros(len(members)))
         optimizer.zero_grad()
         value.backward()
         optimizer.step()
