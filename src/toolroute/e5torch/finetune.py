@@ -77,6 +77,7 @@ class TrainingSettings:
     scale: float = 20.0  # MNRL's temperature 1/20, its default
     max_steps: int | None = None
     max_seconds: float | None = None
+    stop_after_steps: int | None = None  # stop here without shortening the schedule: replays a max_seconds run
     seed: int = 0
     q4_weights: bool = True
     freeze_word_embeddings: bool = True
@@ -159,6 +160,9 @@ def finetune(e5: TorchE5, pairs: Sequence[tuple[str, ...]], settings: TrainingSe
             progress(log)
         if settings.max_seconds is not None and log.seconds >= settings.max_seconds:
             log.stopped_by = "max_seconds"
+            break
+        if settings.stop_after_steps is not None and log.steps >= settings.stop_after_steps:
+            log.stopped_by = "stop_after_steps"
             break
     else:
         log.stopped_by = "max_steps" if settings.max_steps is not None and total == settings.max_steps else "epochs"

@@ -95,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=2e-5)
     parser.add_argument("--max-steps", type=int, default=None)
     parser.add_argument("--max-seconds", type=float, default=None, help="stop after this much training time")
+    parser.add_argument("--stop-after-steps", type=int, default=None,
+                        help="stop after this many steps, the schedule planned as for --epochs (replays a --max-seconds run)")
     parser.add_argument("--holdout", type=float, default=0.2, help="share of each card's examples kept out")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hard-negatives", action="store_true",
@@ -113,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.hard_negatives:
         train = with_hard_negatives(catalog, train, args.seed)
     settings = TrainingSettings(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr,
-                                max_steps=args.max_steps, max_seconds=args.max_seconds, seed=args.seed,
+                                max_steps=args.max_steps, max_seconds=args.max_seconds,
+                                stop_after_steps=args.stop_after_steps, seed=args.seed,
                                 q4_weights=not args.float_weights)
     print(f"{len(train)} training pairs from {len(catalog)} cards, {len(held)} held out, "
           f"{dropped} dropped as equal to an eval query", file=sys.stderr)
