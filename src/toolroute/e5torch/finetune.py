@@ -77,6 +77,7 @@ class TrainingSettings:
     scale: float = 20.0  # MNRL's temperature 1/20, its default
     max_steps: int | None = None
     max_seconds: float | None = None
+    stop_after_steps: int | None = None  # stop here without shortening the schedule: replays a max_seconds run
     seed: int = 0
     q4_weights: bool = True
     freeze_word_embeddings: bool = True
@@ -90,22 +91,23 @@ class TrainingLog:
     stopped_by: str = "epochs"
 
 
-def distinct_batches(pairs: Sequence[tuple[str, str]], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """Shuffled batches in which no positive text appears twice: a second example of the same card
-    in a batch would be scored as a negative of the first (in-batch negatives)."""
+def distinct_batches(pairs: Sequence[tuple[str, ...]], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Shuffled batches in which no passage text (positive or hard negative) appears twice: a second
+    example of the same card in a batch would be scored as a negative of the first (in-batch
+    negatives), and a hard negative equal to another row's positive would be that row's negative."""
     order = list(range(len(pairs)))
     rng.shuffle(order)
     batches: list[list[int]] = []
     open_batches: list[tuple[list[int], set[str]]] = []
     for index in order:
-        positive = pairs[index][1]
+        passages = set(pairs[index][1:])
         for members, seen in open_batches:
-            if positive not in seen and len(members) < batch_size:
+            if not passages & seen and len(members) < batch_size:
                 members.append(index)
-                seen.add(positive)
+                seen.update(passages)
                 break
         else:
-            open_batches.append(([index], {positive}))
+            open_batches.append(([index], passages))
         full = [b for b in open_batches if len(b[0]) == batch_size]
         batches.extend(members for members, _ in full)
         open_batches = [b for b in open_batches if len(b[0]) < batch_size]
@@ -113,9 +115,12 @@ def distinct_batches(pairs: Sequence[tuple[str, str]], batch_size: int, rng: ran
     return batches
 
 
-def finetune(e5: TorchE5, pairs: Sequence[tuple[str, str]], settings: TrainingSettings,
+def finetune(e5: TorchE5, pairs: Sequence[tuple[str, ...]], settings: TrainingSettings,
              progress=None) -> TrainingLog:
-    """Train `e5` in place on (query, passage) pairs with MNRL; returns the log. Seeded."""
+    """Train `e5` in place on (query, passage) pairs, or (query, passage, hard negative) triples (all
+    of one kind), with MNRL; returns the log. Seeded."""
+    if len({len(p) for p in pairs}) > 1:
+        raise ValueError("training rows must all be pairs or all be triples")
     rng = random.Random(settings.seed)
     torch.manual_seed(settings.seed)
     np.random.seed(settings.seed)
@@ -142,8 +147,9 @@ def finetune(e5: TorchE5, pairs: Sequence[tuple[str, str]], settings: TrainingSe
     model.train()
     for step, members in enumerate(batches[:total]):
         anchors = model.preprocess([pairs[i][0] for i in members], prompt=QUERY_PREFIX)
-        positives = model.preprocess([pairs[i][1] for i in members], prompt=PASSAGE_PREFIX)
-        value = loss([anchors, positives], torch.zeros(len(members)))
+        passages = [model.preprocess([pairs[i][column] for i in members], prompt=PASSAGE_PREFIX)
+                    for column in range(1, len(pairs[members[0]]))]  # positive, then any hard negative
+        value = loss([anchors, *passages], torch.zeros(len(members)))
         optimizer.zero_grad()
         value.backward()
         optimizer.step()
@@ -154,6 +160,9 @@ def finetune(e5: TorchE5, pairs: Sequence[tuple[str, str]], settings: TrainingSe
             progress(log)
         if settings.max_seconds is not None and log.seconds >= settings.max_seconds:
             log.stopped_by = "max_seconds"
+            break
+        if settings.stop_after_steps is not None and log.steps >= settings.stop_after_steps:
+            log.stopped_by = "stop_after_steps"
             break
     else:
         log.stopped_by = "max_steps" if settings.max_steps is not None and total == settings.max_steps else "epochs"

