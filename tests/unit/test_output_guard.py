@@ -54,7 +54,9 @@ KNOWN_LEAKS = [
     ("premium_estimate로 계산했습니다.", "premium_estimate"),
     ("customer_contract_lookup을 호출해 확인했습니다.", "customer_contract_lookup"),
     ("PREMIUM_ESTIMATE 결과 월 3만원입니다.", "premium_estimate"),
-    ("premium_estimate55세 여성 실속치매보험은 월 3만원입니다.", "premium_estimate"),  # a digit after a letter (hypothesis found it)
+    ("premium_estimate55세 여성 실속치매보험은 월 3만원입니다.", "premium_estimate"),
+    ("premium_estimatepremium_estimate월 17,950원입니다.", "premium_estimate"),  # glued twice (hypothesis found it)
+    ("plan_optionspremium_estimate 결과입니다.", "premium_estimate"),  # a digit after a letter (hypothesis found it)
     ("Premium_Estimate로 다시 보면 3만원입니다.", "premium_estimate"),
     ("주민번호는 900101 1234567입니다.", "1234567"),
     ("주민번호는 900101–1234567입니다.", "1234567"),

@@ -276,7 +276,7 @@ def id_pattern(cores: Iterable[str]) -> re.Pattern:
     """One case-insensitive regex for ids or names: optional backticks, `()` after a name, the whole
     thing either in parentheses or followed by a glued particle."""
     body = "|".join(cores)
-    token = rf"`?{ascii_bounded(body)}(?:\(\))?`?"
+    token = rf"`?{ascii_bounded(f'(?:{body})+')}(?:\(\))?`?"  # names glued together go as one
     return re.compile(rf"\(\s*{token}\s*\)|\[\s*{token}\s*\]|{token}{PARTICLE}?(?![가-힣])|{token}", re.IGNORECASE)
 
 
