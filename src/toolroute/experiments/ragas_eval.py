@@ -627,22 +627,15 @@ def summary_by_conversation(scores: pd.DataFrame) -> pd.DataFrame:
 
 def findings(scores: pd.DataFrame, runs: pd.DataFrame, judged: pd.DataFrame | None = None) -> list[str]:
     """Markdown lines with the headline numbers per kind, computed from the tables."""
-    if "model" in scores.columns and scores["model"].nunique() > 1:
-        lines = []
-        for model, part in scores.groupby("model", sort=False):
-            mine = runs[runs["model"] == model] if "model" in runs.columns else runs
-            theirs = judged[judged["model"] == model] if judged is not None and "model" in judged.columns else judged
-            lines += [f"**Model {model}**", *findings(part.drop(columns=["model"]), mine, theirs)]
-        return lines
-    scores = scores.drop(columns=["model"], errors="ignore")
-    if "arm" in scores.columns and scores["arm"].nunique() > 1:
-        lines = []
-        for arm, part in scores.groupby("arm", sort=False):
-            mine = runs[runs["arm"] == arm] if "arm" in runs.columns else runs
-            theirs = judged[judged["arm"] == arm] if judged is not None and "arm" in judged.columns else judged
-            lines += [f"**Arm {arm}**", *findings(part.drop(columns=["arm"]), mine, theirs)]
-        return lines
-    scores = scores.drop(columns=["arm"], errors="ignore")
+    for column, label in (("model", "Model"), ("arm", "Arm")):  # one heading per model, then per arm
+        if column in scores.columns and scores[column].nunique() > 1:
+            lines = []
+            for value, part in scores.groupby(column, sort=False):
+                mine = runs[runs[column] == value] if column in runs.columns else runs
+                theirs = judged[judged[column] == value] if judged is not None and column in judged.columns else judged
+                lines += [f"**{label} {value}**", *findings(part.drop(columns=[column]), mine, theirs)]
+            return lines
+        scores = scores.drop(columns=[column], errors="ignore")
     lines = []
     table = summary_by_kind(scores).set_index("kind")
     for kind in [k for k in KINDS if k in table.index]:

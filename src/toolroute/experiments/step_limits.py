@@ -482,18 +482,13 @@ def cut_chains(frame: pd.DataFrame) -> pd.DataFrame:
 def verdict(frame: pd.DataFrame, proposed: int = 3) -> list[str]:
     """Markdown lines answering: is `proposed` the right cap, and what does each extra step cost?
     (per model, under a heading each, when the runs come from several models)"""
-    if "model" in frame.columns and frame["model"].nunique() > 1:
-        lines = []
-        for model, part in frame.groupby("model", sort=False):
-            lines += [f"**Model {model}**", *verdict(part.drop(columns=["model"]), proposed)]
-        return lines
-    frame = frame.drop(columns=["model"], errors="ignore")
-    if "arm" in frame.columns and frame["arm"].nunique() > 1:
-        lines = []
-        for arm, part in frame.groupby("arm", sort=False):
-            lines += [f"**Arm {arm}**", *verdict(part.drop(columns=["arm"]), proposed)]
-        return lines
-    frame = frame.drop(columns=["arm"], errors="ignore")
+    for column, label in (("model", "Model"), ("arm", "Arm")):  # one heading per model, then per arm
+        if column in frame.columns and frame[column].nunique() > 1:
+            lines = []
+            for value, part in frame.groupby(column, sort=False):
+                lines += [f"**{label} {value}**", *verdict(part.drop(columns=[column]), proposed)]
+            return lines
+        frame = frame.drop(columns=[column], errors="ignore")
     tables = summarise(frame)
     cuts = cut_chains(frame)
     lines = []
