@@ -17,6 +17,7 @@ from toolroute.config import data_dir, queries_path, toolcards_dir
 from toolroute.embeddings import Embedder
 from toolroute.queries import file_fingerprint, load_queries
 from toolroute.routing.base import Retriever
+from toolroute.routing.cascade import CascadeRule, load_cascade, save_cascade
 from toolroute.routing.dense import DEFAULT_FIELDS, DenseRetriever, IndexStrategy, ToolIndex
 from toolroute.routing.fusion import HybridRetriever
 from toolroute.routing.lexical import BM25Retriever
@@ -44,10 +45,13 @@ class RouterConfig:
     rrf_k: int = 10
     dense_weight: float = 0.5
     dev: str | None = field(default=None)
+    cascade: bool = False  # hybrid only: skip the dense pass when BM25 is decisive (`routing.cascade`)
 
     def __post_init__(self):
         if self.arm not in ARMS:
             raise ValueError(f"arm must be one of {ARMS}, got '{self.arm}'")
+        if self.cascade and self.arm != "hybrid":
+            raise ValueError(f"cascade: only the hybrid arm has a dense pass to skip, not '{self.arm}'")
 
     def strategy(self) -> IndexStrategy:
         return IndexStrategy(self.granularity, tuple(self.fields), self.aggregation)
@@ -59,7 +63,8 @@ class RouterConfig:
         if self.arm == "bm25":
             return f"bm25{wnu}"
         embedder = self.embedder if isinstance(self.embedder, str) else getattr(self.embedder, "spec", "e5-small")
-        return f"{self.arm}:{embedder or 'e5-small'}:{self.granularity}{wnu}/{self.aggregation}"
+        cascade = "+cascade" if self.cascade else ""
+        return f"{self.arm}:{embedder or 'e5-small'}:{self.granularity}{wnu}/{self.aggregation}{cascade}"
 
     def with_(self, **changes) -> "RouterConfig":
         return replace(self, **changes)
@@ -112,7 +117,39 @@ def build_router(config: RouterConfig = RouterConfig(), catalog: Catalog | None 
     if dev is not None and no_call != "none":
         folder = client_folder(client) if client is not None else data_dir() / "chroma"
         calibrate(router, dev, config, folder if no_call == "saved" else None)
+    if config.cascade:
+        folder = client_folder(client) if client is not None else data_dir() / "chroma"
+        fit_cascade(router, config, folder if no_call == "saved" else None)
     return router
+
+
+def cascade_files(catalog_source: str | Path) -> list[Path]:
+    """The labelled queries the cascade is fitted on: the domain's dev and tune splits (never test)."""
+    source = Path(catalog_source)
+    if not source.is_dir():
+        return []
+    return [p for p in (queries_path(source.name, s) for s in ("dev", "tune")) if p.is_file()]
+
+
+def fit_cascade(router: ToolRouter, config: RouterConfig, folder: Path | None = None) -> CascadeRule | None:
+    """The cascade rule saved in `folder` for this catalogue, configuration and the tuning files, or
+    fitted (and saved there); a catalogue without labelled queries gets none (every query is embedded)."""
+    files = cascade_files(config.catalog)
+    if not files:
+        router.retriever.cascade = None
+        return None
+    fingerprint = "|".join(file_fingerprint(p) for p in files) + f"|{CascadeRule.METHOD}"
+    path = rule_file(router, config, fingerprint, folder).with_suffix(".cascade.json") if folder is not None else None
+    if path is not None:
+        found, rule = load_cascade(path)
+        if found:
+            router.retriever.cascade = rule
+            return rule
+    queries = [q for p in files for q in load_queries(p, router.catalog.names)]
+    rule = router.fit_cascade([q.query for q in queries], [q.expected_tools for q in queries], fitted_on=fingerprint)
+    if path is not None:
+        save_cascade(path, rule)
+    return rule
 
 
 def rule_file(router: ToolRouter, config: RouterConfig, fingerprint: str, folder: Path) -> Path:

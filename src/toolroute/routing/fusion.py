@@ -10,6 +10,7 @@ from typing import Sequence
 
 from toolroute.cards import Catalog
 from toolroute.routing.base import Ranking, Retriever
+from toolroute.routing.cascade import CascadeRule
 from toolroute.routing.dense import DenseRetriever
 from toolroute.routing.lexical import BM25Retriever
 
@@ -25,14 +26,17 @@ def rrf(rankings: Sequence[Sequence[str]], k: int = 60, weights: Sequence[float]
 
 
 class HybridRetriever(Retriever):
-    """RRF of the dense ranking (weight `dense_weight`) and the tools BM25 matched (weight 1)."""
+    """RRF of the dense ranking (weight `dense_weight`) and the tools BM25 matched (weight 1). With a
+    `cascade` rule, a query whose BM25 match is decisive is ranked by BM25 alone (`routing.cascade`)."""
 
     arm = "hybrid"
     features = DenseRetriever.features + BM25Retriever.features
 
-    def __init__(self, dense: DenseRetriever, lexical: BM25Retriever, rrf_k: int = 60, dense_weight: float = 1.0):
+    def __init__(self, dense: DenseRetriever, lexical: BM25Retriever, rrf_k: int = 60, dense_weight: float = 1.0,
+                 cascade: CascadeRule | None = None):
         self.dense, self.lexical = dense, lexical
         self.rrf_k, self.dense_weight = rrf_k, dense_weight
+        self.cascade = cascade
 
     @property
     def catalog(self) -> Catalog:
@@ -55,10 +59,24 @@ class HybridRetriever(Retriever):
         return HybridRetriever(self.dense.over(catalog), self.lexical.over(catalog), self.rrf_k, self.dense_weight)
 
     def rank_many(self, queries: Sequence[str]) -> list[Ranking]:
+        lexical = [self.lexical.matches(query) for query in queries]
+        decided = [self.cascade is not None and self.cascade.decisive([s for _, s in m.ranked]) for m in lexical]
+        dense = iter(self.dense.rank_many([q for q, skip in zip(queries, decided) if not skip]))
         out = []
-        for query, dense in zip(queries, self.dense.rank_many(queries)):
-            lexical = self.lexical.matches(query)
-            ranked = rrf([[n for n, _ in dense.ranked], [n for n, _ in lexical.ranked]], k=self.rrf_k,
+        for match, skip in zip(lexical, decided):
+            if skip:
+                out.append(self._lexical_only(match))
+                continue
+            ranking = next(dense)
+            ranked = rrf([[n for n, _ in ranking.ranked], [n for n, _ in match.ranked]], k=self.rrf_k,
                          weights=[self.dense_weight, 1.0])
-            out.append(Ranking(ranked, {**dense.features, **lexical.features}))
+            out.append(Ranking(ranked, {**ranking.features, **match.features}))
         return out
+
+    def _lexical_only(self, match: Ranking) -> Ranking:
+        """A decisive BM25 match: its tools by RRF of the BM25 ranking alone, then the rest of the
+        catalogue; `cascade` in the features tells the router the dense scores were not computed."""
+        ranked = rrf([[n for n, _ in match.ranked]], k=self.rrf_k)
+        seen = {n for n, _ in ranked}
+        ranked += [(n, 0.0) for n in self.catalog.names if n not in seen]
+        return Ranking(ranked, {**match.features, "cascade": 1.0})

@@ -15,6 +15,7 @@ from typing import Iterator, Protocol, Sequence, runtime_checkable
 from toolroute.cards import Catalog
 from toolroute.config import max_query_chars
 from toolroute.routing.base import Retriever
+from toolroute.routing.cascade import CascadeRule
 from toolroute.routing.dense import IndexStrategy
 from toolroute.routing.nocall import NoCallRule
 
@@ -189,18 +190,48 @@ class ToolRouter:
         results = []
         for query, ranking in zip(queries, rankings):
             result = RouteResult(query, ranking.ranked, features=ranking.features)
-            if self.no_call_rule is not None:
+            if ranking.features.get("cascade"):  # a decisive BM25 match is a call (see `routing.cascade`)
+                result.call_probability, result.no_call = 1.0, False
+            elif self.no_call_rule is not None:
                 result.call_probability = self.no_call_rule.probability_of_call(ranking.features)
                 result.no_call = result.call_probability < self.no_call_rule.threshold
             results.append(result)
         return results
 
+    @contextmanager
+    def _without_cascade(self) -> Iterator[None]:
+        """Every query through the full hybrid (fitting reads the dense evidence of every query)."""
+        saved = getattr(self.retriever, "cascade", None)
+        if saved is not None:
+            self.retriever.cascade = None
+        try:
+            yield
+        finally:
+            if saved is not None:
+                self.retriever.cascade = saved
+
     def fit_no_call(self, queries: Sequence[str], is_call: Sequence[bool], fitted_on: str = "") -> NoCallRule:
         """Fit the rule on labelled queries (calib or dev, never test) and use it from now on."""
         saved_rule, self.no_call_rule = self.no_call_rule, None
         try:
-            results = self.route_many(queries)
+            with self._without_cascade():
+                results = self.route_many(queries)
         finally:
             self.no_call_rule = saved_rule
         self.no_call_rule = NoCallRule.fit([r.features for r in results], is_call, self.retriever.features, fitted_on)
         return self.no_call_rule
+
+    def fit_cascade(self, queries: Sequence[str], expected: Sequence[Sequence[str]], fitted_on: str = "") -> CascadeRule | None:
+        """Fit the BM25-first cascade on labelled queries (the tuning splits, never test) and use it from
+        now on (None: no cut skips any query, every query goes through the full hybrid)."""
+        if not hasattr(self.retriever, "cascade"):
+            raise ValueError(f"the cascade needs the hybrid arm, not {self.arm!r}")
+        with self._without_cascade():
+            results = self.route_many(queries)
+        matches = [self.retriever.lexical.matches(q) for q in queries]
+        rule = CascadeRule.fit([[s for _, s in m.ranked] for m in matches],
+                               [bool(m.ranked) and m.ranked[0][0] in want for m, want in zip(matches, expected)],
+                               [r.top(1)[0] in want for r, want in zip(results, expected)],
+                               [bool(want) for want in expected], fitted_on)
+        self.retriever.cascade = rule
+        return rule
