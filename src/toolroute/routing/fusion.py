@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from toolroute.cards import Catalog
-from toolroute.routing.base import Ranking, Retriever
+from toolroute.routing.base import Ranking, Retriever, WeightedQuery
 from toolroute.routing.dense import DenseRetriever
 from toolroute.routing.lexical import BM25Retriever
 
@@ -55,10 +55,14 @@ class HybridRetriever(Retriever):
         return HybridRetriever(self.dense.over(catalog), self.lexical.over(catalog), self.rrf_k, self.dense_weight)
 
     def rank_many(self, queries: Sequence[str]) -> list[Ranking]:
-        out = []
-        for query, dense in zip(queries, self.dense.rank_many(queries)):
-            lexical = self.lexical.matches(query)
-            ranked = rrf([[n for n, _ in dense.ranked], [n for n, _ in lexical.ranked]], k=self.rrf_k,
-                         weights=[self.dense_weight, 1.0])
-            out.append(Ranking(ranked, {**dense.features, **lexical.features}))
-        return out
+        return [self._fuse(dense, self.lexical.matches(query))
+                for query, dense in zip(queries, self.dense.rank_many(queries))]
+
+    def rank_weighted(self, queries: Sequence[WeightedQuery]) -> list[Ranking]:
+        return [self._fuse(dense, self.lexical.matches_weighted(query))
+                for query, dense in zip(queries, self.dense.rank_weighted(queries))]
+
+    def _fuse(self, dense: Ranking, lexical: Ranking) -> Ranking:
+        ranked = rrf([[n for n, _ in dense.ranked], [n for n, _ in lexical.ranked]], k=self.rrf_k,
+                     weights=[self.dense_weight, 1.0])
+        return Ranking(ranked, {**dense.features, **lexical.features})
