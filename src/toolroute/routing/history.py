@@ -24,8 +24,8 @@ from toolroute.routing.router import RouteResult, ToolRouter
 
 HISTORY_ARMS: tuple[str, ...] = ("none", "carry", "weighted", "carry+weighted")
 # What `auto` means: chosen on data/insurance/queries/dialog_dev.jsonl (results/dialog_weighting_grid.csv,
-# docs/results.md), where the carry arms did worse than the turn alone; a catalogue without a domain
-# pack would drop a carry part.
+# docs/results.md): there `carry` did worse than the turn alone and `carry+weighted` worse than
+# `weighted`. A catalogue without a domain pack would drop a carry part.
 DEFAULT_HISTORY_ARM = "weighted"
 
 # (turn, history) -> the turn with the context the history established (a domain pack's rules).
