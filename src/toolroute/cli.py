@@ -9,6 +9,7 @@ import argparse
 import os
 import json
 import sys
+from pathlib import Path
 
 from toolroute.cards import CatalogError
 from toolroute.config import ChromaUnavailable, toolcards_dir
@@ -48,6 +49,41 @@ def _router_config(args):
                         rrf_k=args.rrf_k, dense_weight=args.dense_weight)
 
 
+def _add_history_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--history-arm", choices=["auto", "none", "carry", "weighted", "carry+weighted"], default="auto",
+                   help="how a turn with history is routed: carry = the domain pack's context rules (as the agent), "
+                        "weighted = the turn mixed with the earlier user turns (any catalogue), none = the turn alone; "
+                        "auto = the arm chosen on the dialog dev split (without carry on a catalogue with no pack)")
+
+
+def _history_routing(args, catalog_source: str):
+    from toolroute.agent.rewriter import catalog_carry  # loaded only for rows with history: it loads the domain pack
+    from toolroute.routing.history import HistoryRouting, resolve_history_arm  # loaded per command: `toolroute --help` stays fast
+
+    wants_carry = args.history_arm == "auto" or "carry" in args.history_arm
+    carry = catalog_carry(catalog_source) if wants_carry else None
+    return HistoryRouting(resolve_history_arm(args.history_arm, carry is not None), carry)
+
+
+def _read_history(value: str):
+    """`--history`: a JSON file or JSON text holding the history list (or an eval row with `history`)."""
+    from toolroute.queries import parse_history  # loaded per command: `toolroute --help` stays fast
+
+    try:
+        is_file = Path(value).is_file()
+    except OSError:  # JSON text longer than a file name may be
+        is_file = False
+    where = f"--history {value}" if is_file else "--history"
+    try:
+        data = json.loads(Path(value).read_text(encoding="utf-8") if is_file else value)
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise QueryFileError(f"{where}: neither a readable JSON file nor JSON text ({exc}); give a list of "
+                             f'{{"role": "user"|"assistant", "content": "…"}} objects') from None
+    if isinstance(data, dict) and "history" in data:
+        data = data["history"]
+    return parse_history(data, where)
+
+
 def _parse_ks(text: str) -> list[int]:
     try:
         ks = sorted({int(k) for k in text.split(",") if k.strip()})
@@ -67,12 +103,14 @@ def cmd_eval_retrieval(args) -> int:
     config = _router_config(args)
     catalog = open_catalog(config.catalog)
     queries = load_queries(args.queries, catalog.names)
+    history = _history_routing(args, config.catalog) if any(q.history for q in queries) else None
     router = build_router(config, catalog, progress=not args.json)
-    report = evaluate(router, queries, ks, ci=not args.no_ci)
+    report = evaluate(router, queries, ks, ci=not args.no_ci, history=history)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
         return 0
-    print(f"{args.queries}: {report['n']} queries ({report['n_call']} call, {report['n_no_call']} no-call); "
+    with_history = f"; {report['n_history']} with history, routed by history arm {report['history_arm']}" if history else ""
+    print(f"{args.queries}: {report['n']} queries ({report['n_call']} call, {report['n_no_call']} no-call{with_history}); "
           f"arm={report['arm']} strategy={report['strategy']}")
     ci = report.get("ci95", {})
     for key in [f"recall@{k}" for k in ks] + ["hit@1", "mrr", "no_call_accuracy", "false_no_call_rate"]:
@@ -93,14 +131,20 @@ def cmd_eval_retrieval(args) -> int:
 def cmd_route(args) -> int:
     from toolroute.routing import build_router  # loaded per command: `toolroute --help` stays fast
 
-    router = build_router(_router_config(args), progress=False)
-    result = router.route(args.query)
+    config = _router_config(args)
+    history = _read_history(args.history) if args.history is not None else ()
+    routing = _history_routing(args, config.catalog) if history else None
+    router = build_router(config, progress=False)
+    result = routing.route(router, args.query, history) if routing is not None else router.route(args.query)
     if args.json:
         print(json.dumps(result.to_dict(args.k), ensure_ascii=False))
         return 0
     decision = "NO CALL" if result.no_call else "call"
     prob = "" if result.call_probability is None else f" (P(call)={result.call_probability:.3f})"
     print(f"{args.query}\n  decision: {decision}{prob}")
+    if result.history is not None:
+        routed = " + ".join(f"{w:.2f}×'{t}'" for t, w in result.history["routed"])
+        print(f"  history arm {result.history['arm']} ({result.history['turns']} earlier messages): {routed}")
     for rank, (name, score) in enumerate(result.ranked[: args.k], start=1):
         print(f"  {rank}. {name:<40} {score:.4f}")
     return 0
@@ -312,13 +356,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-ci", action="store_true", help="skip bootstrap confidence intervals")
     p.add_argument("--failures", type=int, default=20, help="list up to N failures (text output)")
     _add_router_options(p)
+    _add_history_option(p)
     p.set_defaults(func=cmd_eval_retrieval)
 
     p = sub.add_parser("route", help="rank the tools for one query")
     p.add_argument("query")
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--history", default=None, metavar="FILE|JSON",
+                   help='the conversation before QUERY: a JSON file or text, [{"role": "user"|"assistant", "content": "…"}, …]')
     _add_router_options(p)
+    _add_history_option(p)
     p.set_defaults(func=cmd_route)
 
     p = sub.add_parser("cards", help="ToolCard utilities")

@@ -6,11 +6,50 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 
 class QueryFileError(ValueError):
     """An eval-query file that cannot be used; the message names the file, line and id."""
+
+
+HISTORY_ROLES = ("user", "assistant")
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean",
+               type(None): "null"}
+
+
+def _json_type(value: Any) -> str:
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def history_problems(value: Any, where: str) -> list[str]:
+    """What is wrong with a `history` value (the contract: a list of {"role": "user"|"assistant",
+    "content": "…"} objects, oldest first); each problem names `where` and the field."""
+    if not isinstance(value, list):
+        return [f"{where}: 'history' must be a list of {{\"role\": \"user\"|\"assistant\", \"content\": \"…\"}} "
+                f"objects, got {_json_type(value)}"]
+    problems = []
+    for i, message in enumerate(value):
+        field_name = f"'history[{i}]'"
+        if not isinstance(message, dict):
+            problems.append(f"{where}: {field_name} must be an object with 'role' and 'content', got {_json_type(message)}")
+            continue
+        role, content = message.get("role"), message.get("content")
+        if role not in HISTORY_ROLES:
+            problems.append(f"{where}: {field_name}.role must be 'user' or 'assistant', got {role!r}")
+        if not isinstance(content, str):
+            problems.append(f"{where}: {field_name}.content must be a string, got {_json_type(content)}")
+        elif role == "user" and not content.strip():  # an assistant turn may be empty (a failed reply)
+            problems.append(f"{where}: {field_name}.content of a user turn must not be empty")
+    return problems
+
+
+def parse_history(value: Any, where: str) -> tuple[dict, ...]:
+    """A checked history as `({"role", "content"}, …)`, or QueryFileError naming `where` and the field."""
+    problems = history_problems(value, where)
+    if problems:
+        raise QueryFileError("invalid history:\n  - " + "\n  - ".join(problems))
+    return tuple({"role": m["role"], "content": m["content"].strip()} for m in value)
 
 
 @dataclass(frozen=True)
@@ -69,8 +108,13 @@ def load_queries(path: str | Path, known_tools: Iterable[str] | None = None) -> 
             for tool in expected:
                 if tool not in known:
                     problems.append(f"{where}: unknown tool '{tool}' in expected_tools")
+        history = obj.get("history", [])
+        found = history_problems(history, where)
+        if found:
+            problems.extend(found)
+            continue
         rows.append(EvalQuery(qid, query.strip(), tuple(expected), str(obj.get("kind", "")),
-                              tuple(obj.get("pair", ())), tuple(obj.get("history", ()))))
+                              tuple(obj.get("pair", ())), parse_history(history, where)))
     if problems:
         raise QueryFileError("invalid query file:\n  - " + "\n  - ".join(problems))
     if not rows:

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from toolroute.cards import normalize_text
+from toolroute.cards import near_duplicate, normalize_text
 from toolroute.config import queries_path
 from toolroute.domains.insurance import TOOL_NAMES
 from toolroute.evaluation.leakage import similar_pairs
@@ -59,6 +59,54 @@ def test_no_eval_query_leaks_from_the_cards(splits, insurance_catalog):
     assert not leaks, "\n".join(f"{p.query_id} '{p.query}' ~ {p.tool} '{p.example}' ({p.similarity})" for p in leaks[:10])
 
 
+DIALOG_SPLITS = ("dialog_dev", "dialog_test")
+
+
+@pytest.fixture(scope="module")
+def dialogs():
+    return {s: load_queries(queries_path("insurance", s), TOOL_NAMES) for s in DIALOG_SPLITS}
+
+
+def _user_turns(q):
+    return [q.query] + [m["content"] for m in q.history if m["role"] == "user"]
+
+
+def test_dialog_rows_have_history_and_the_kinds_the_issue_asks_for(dialogs):
+    for name, rows in dialogs.items():
+        kinds = Counter(q.kind for q in rows)
+        assert set(kinds) == {"followup", "topic_change", "no_call"}, (name, kinds)
+        assert kinds["topic_change"] >= 8 and kinds["no_call"] >= 8, (name, kinds)
+        assert sum(len(q.expected_tools) > 1 for q in rows) >= 2, name
+        for q in rows:
+            roles = [m["role"] for m in q.history]
+            assert 2 <= len(roles) <= 6 and roles == ["user", "assistant"] * (len(roles) // 2), q.id
+            assert (q.kind == "no_call") == (not q.expected_tools), q.id
+        last_turns = Counter(normalize_text(q.query) for q in rows)
+        assert max(last_turns.values()) == 1, last_turns.most_common(1)
+    assert len(dialogs["dialog_dev"]) >= 50 and len(dialogs["dialog_test"]) >= 70
+
+
+def test_no_dialog_turn_leaks_from_the_cards(dialogs, insurance_catalog):
+    """Every turn of a dialog, the assistant's included (the weighted arm may read it), against when_to_use."""
+    texts = [(f"{q.id}/{i}", text) for rows in dialogs.values() for q in rows
+             for i, text in enumerate([q.query] + [m["content"] for m in q.history])]
+    leaks = similar_pairs(texts, insurance_catalog)
+    assert not leaks, "\n".join(f"{p.query_id} '{p.query}' ~ {p.tool} '{p.example}' ({p.similarity})" for p in leaks[:10])
+
+
+def test_dialog_user_turns_do_not_near_copy_other_splits(dialogs, splits):
+    """No user turn of a dialog near-copies a single-turn query, and no user turn of dialog_test one of dialog_dev."""
+    single = [(s, h.id, normalize_text(h.query)) for s, rows in splits.items() for h in rows]
+    copies = [f"{q.id} '{t}' ~ {hid} ({s})" for rows in dialogs.values() for q in rows for t in _user_turns(q)
+              for s, hid, h in single if near_duplicate(normalize_text(t), h)]
+    dev = [(p.id, normalize_text(t)) for p in dialogs["dialog_dev"] for t in _user_turns(p)]
+    copies += [f"{q.id} '{t}' ~ {pid} (dialog_dev)" for q in dialogs["dialog_test"] for t in _user_turns(q)
+               for pid, d in dev if near_duplicate(normalize_text(t), d)]
+    assert not copies, "\n".join(copies[:10])
+    ids = [q.id for rows in [*splits.values(), *dialogs.values()] for q in rows]
+    assert len(ids) == len(set(ids))
+
+
 def test_leakage_check_catches_copies(insurance_catalog):
     example = insurance_catalog.cards["premium_estimate"].when_to_use[0]
     pairs = similar_pairs([("x1", example), ("x2", example + "요"), ("x3", "오늘 날씨 어때")], insurance_catalog)
@@ -75,6 +123,18 @@ def test_leakage_check_catches_copies(insurance_catalog):
     ('{"id": "a", "query": "보험료", "expected_tools": []}\nnot json\n', ":2: not valid JSON"),
     ('{"id": "a", "query": "", "expected_tools": []}\n', "missing or empty 'query'"),
     ('{"id": "a", "query": "q", "expected_tools": "premium_estimate"}\n', "must be a list"),
+    ('{"id": "h1", "query": "q", "expected_tools": [], "history": "이전 대화"}\n',
+     ":1 id 'h1': 'history' must be a list of"),
+    ('{"id": "h2", "query": "q", "expected_tools": [], "history": {"role": "user", "content": "x"}}\n',
+     ":1 id 'h2': 'history' must be a list of {\"role\": \"user\"|\"assistant\", \"content\": \"…\"} objects, got an object"),
+    ('{"id": "h3", "query": "q", "expected_tools": [], "history": [{"role": "system", "content": "x"}]}\n',
+     ":1 id 'h3': 'history[0]'.role must be 'user' or 'assistant', got 'system'"),
+    ('{"id": "h4", "query": "q", "expected_tools": [], "history": [{"role": "user", "content": "a"}, "b"]}\n',
+     ":1 id 'h4': 'history[1]' must be an object with 'role' and 'content', got a string"),
+    ('{"id": "h5", "query": "q", "expected_tools": [], "history": [{"role": "user"}]}\n',
+     ":1 id 'h5': 'history[0]'.content must be a string, got null"),
+    ('{"id": "h6", "query": "q", "expected_tools": [], "history": [{"role": "user", "content": " "}]}\n',
+     ":1 id 'h6': 'history[0]'.content of a user turn must not be empty"),
 ])
 def test_bad_query_files_name_file_line_and_id(tmp_path, content, expected):
     path = tmp_path / "q.jsonl"

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
-from toolroute.agent.pack import DomainPack
+from toolroute.agent.pack import KNOWN_PACKS, DomainPack, load_pack
 
 SHORT_TURN = 12  # characters without spaces: "아버지", "55세 여성이요", "그럼 보험료는?"
 SMALLTALK = re.compile(r"^\s*(안녕|감사|고마|수고|반가|네[.!~ ]*$|넵|예[.!~ ]*$|알겠|좋아요?[.!~ ]*$|ㅎㅎ|ㅋㅋ|잠시만|잠깐만)")
@@ -59,3 +61,29 @@ def rewrite(text: str, context: dict[str, Any], pack: DomainPack, history: list[
         if candidate and candidate[0].strip():
             return Rewrite(candidate[0].strip(), updated, "llm")
     return Rewrite(text, updated, "none")
+
+
+def carry_history(turn: str, history: Sequence[dict], pack: DomainPack, always_carry: bool = True) -> str:
+    """The text the agent's router would see for `turn` after `history` (the query contract's list of
+    {"role", "content"} messages): the context of every earlier user turn read as the graph reads it,
+    turn by turn, then `turn` rewritten by the rules (no LLM; `always_carry` as in `rewrite`)."""
+    context: dict[str, Any] = {}
+    pairs: list[tuple[str, str]] = []
+    messages = list(history)
+    for i, message in enumerate(messages):
+        if message["role"] != "user":
+            continue
+        answer = messages[i + 1]["content"] if i + 1 < len(messages) and messages[i + 1]["role"] == "assistant" else ""
+        context = rewrite(message["content"], context, pack, pairs, None).context
+        pairs.append((message["content"], answer))
+    return rewrite(turn, context, pack, pairs, None, always_carry=always_carry).text
+
+
+def catalog_carry(catalog_source: str | Path, always_carry: bool = True) -> Callable[[str, Sequence[dict]], str] | None:
+    """`carry_history` with the domain pack of a `toolcards/<domain>` folder, or None for a catalogue
+    without one (a JSON file of OpenAI schemas, a folder of another name): routing then has no pack rules."""
+    source = Path(catalog_source)
+    if not source.is_dir() or source.name not in KNOWN_PACKS:
+        return None
+    pack = load_pack(source.name)
+    return partial(carry_history, pack=pack, always_carry=always_carry)

@@ -8,16 +8,21 @@ from tqdm.auto import tqdm
 
 from toolroute.evaluation.metrics import DEFAULT_KS, RoutedRow, bootstrap_ci, summarize
 from toolroute.queries import EvalQuery
+from toolroute.routing.history import HistoryRouting
 from toolroute.routing.router import RouteResult, ToolRouter
 
 
 def route_queries(router: ToolRouter, queries: Sequence[EvalQuery], batch: int = 64,
-                  progress: bool = False) -> list[RouteResult]:
+                  progress: bool = False, history: HistoryRouting | None = None) -> list[RouteResult]:
+    """Each query routed; a row with `history` is routed by the `history` arm (None: the turn alone)."""
     results: list[RouteResult] = []
     bar = tqdm(total=len(queries), desc=f"routing ({router.arm})", unit="q", disable=not progress)
     for i in range(0, len(queries), batch):
         chunk = queries[i:i + batch]
-        results.extend(router.route_many([q.query for q in chunk]))
+        if history is None or not any(q.history for q in chunk):
+            results.extend(router.route_many([q.query for q in chunk]))
+        else:
+            results.extend(history.route_many(router, [(q.query, q.history) for q in chunk]))
         bar.update(len(chunk))
     bar.close()
     return results
@@ -34,10 +39,13 @@ def rows_of(report: dict) -> list[RoutedRow]:
 
 
 def evaluate(router: ToolRouter, queries: Sequence[EvalQuery], ks: Sequence[int] = DEFAULT_KS,
-             ci: bool = True, keep: int | None = 10, progress: bool = False) -> dict:
+             ci: bool = True, keep: int | None = 10, progress: bool = False,
+             history: HistoryRouting | None = None) -> dict:
     """Contract report: n, counts, recall@k, mrr, hit@1, no_call_accuracy, threshold, per_query (+ CIs);
-    each per_query ranking keeps the `keep` best tools (None: all of them)."""
-    results = route_queries(router, queries, progress=progress)
+    each per_query ranking keeps the `keep` best tools (None: all of them). Rows with `history` are
+    routed by the `history` arm; the report then names it (`history_arm`, `n_history`) and each such
+    row says what was routed (`history`). A file without history gives the same report as before."""
+    results = route_queries(router, queries, progress=progress, history=history)
     rows = to_rows(queries, results)
     metrics = summarize(rows, ks)
     report = {
@@ -62,10 +70,15 @@ def evaluate(router: ToolRouter, queries: Sequence[EvalQuery], ks: Sequence[int]
                 "no_call_predicted": r.no_call,
                 "call_probability": r.call_probability,
                 "kind": q.kind,
+                **({"history": r.history} if r.history is not None else {}),
             }
             for q, r in zip(queries, results)
         ],
     }
+    n_history = sum(bool(q.history) for q in queries)
+    if n_history:
+        report["n_history"] = n_history
+        report["history_arm"] = history.arm if history is not None else "none"
     if ci:
         report["ci95"] = bootstrap_ci(rows, ks)
     return report

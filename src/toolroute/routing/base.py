@@ -14,6 +14,10 @@ from typing import Any, Callable, ClassVar, Sequence
 from toolroute.cards import Catalog
 
 
+# A query of several texts, each with its weight: ((turn, 0.6), (previous user turn, 0.27), …).
+WeightedQuery = Sequence[tuple[str, float]]
+
+
 @dataclass
 class Ranking:
     """Every tool a retriever scored for one query, best first, and the evidence it saw."""
@@ -54,6 +58,12 @@ class Retriever(ABC):
         """A new retriever of this one's configuration (embedder, strategy, fusion, Chroma client) over
         `catalog`, not built yet; this one is left as it is."""
         raise NotImplementedError(f"{type(self).__name__} cannot be copied over another catalogue")
+
+    def rank_weighted(self, queries: Sequence[WeightedQuery]) -> list[Ranking]:
+        """Rank for queries made of several weighted texts (a turn and the turns before it, see
+        `routing.history`): each arm mixes the texts its own way (dense: the weighted mean of their
+        vectors; BM25: the weighted sum of their scores), so that no arm reads a history as one text."""
+        raise NotImplementedError(f"{type(self).__name__} cannot rank weighted multi-text queries")
 
     def search(self, queries: dict[str, str], k: int = 10) -> dict[str, dict[str, float]]:
         ids = list(queries)

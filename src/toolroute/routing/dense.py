@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from toolroute.cards import Catalog, ToolCard
 from toolroute.chroma import MAX_ADD, build_lock, generations, open_client, slug
 from toolroute.embeddings import Embedder, ToolrouteEmbeddingFunction, get_embedder
-from toolroute.routing.base import Ranking, Retriever
+from toolroute.routing.base import Ranking, Retriever, WeightedQuery
 
 FIELDS = ("purpose", "when_to_use", "tags", "when_not_to_use")
 DEFAULT_FIELDS = ("purpose", "when_to_use", "tags")
@@ -351,6 +351,26 @@ class DenseRetriever(Retriever):
 
     def rank_many(self, queries: Sequence[str]) -> list[Ranking]:
         return [Ranking(ranked, dense_features(ranked)) for ranked in self.index.search_many(queries)]
+
+    def rank_weighted(self, queries: Sequence[WeightedQuery]) -> list[Ranking]:
+        """One search per query with the normalised weighted mean of its texts' query vectors."""
+        if not queries:
+            return []
+        texts = [text for query in queries for text, _ in query]
+        vectors = self.index.embedder.embed_queries(texts)
+        mixed, start = [], 0
+        for query in queries:
+            weights = np.array([w for _, w in query], dtype=np.float64)
+            mixed.append(mix_vectors(vectors[start:start + len(query)], weights))
+            start += len(query)
+        return [Ranking(ranked, dense_features(ranked)) for ranked in self.index.search_vectors(np.stack(mixed))]
+
+
+def mix_vectors(vectors: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The L2-normalised weighted sum of unit vectors (a query vector that leans on the heavier texts)."""
+    total = (np.asarray(vectors, dtype=np.float64) * weights[:, None]).sum(axis=0)
+    norm = np.linalg.norm(total)
+    return (total / norm if norm > 0 else total).astype(np.float32)
 
 
 def dense_features(ranked: list[tuple[str, float]]) -> dict[str, float]:

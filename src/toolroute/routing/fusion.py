@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from toolroute.cards import Catalog
-from toolroute.routing.base import Ranking, Retriever
+from toolroute.routing.base import Ranking, Retriever, WeightedQuery
 from toolroute.routing.cascade import CascadeRule
 from toolroute.routing.dense import DenseRetriever
 from toolroute.routing.lexical import BM25Retriever
@@ -62,16 +62,19 @@ class HybridRetriever(Retriever):
         lexical = [self.lexical.matches(query) for query in queries]
         decided = [self.cascade is not None and self.cascade.decisive([s for _, s in m.ranked]) for m in lexical]
         dense = iter(self.dense.rank_many([q for q, skip in zip(queries, decided) if not skip]))
-        out = []
-        for match, skip in zip(lexical, decided):
-            if skip:
-                out.append(self._lexical_only(match))
-                continue
-            ranking = next(dense)
-            ranked = rrf([[n for n, _ in ranking.ranked], [n for n, _ in match.ranked]], k=self.rrf_k,
-                         weights=[self.dense_weight, 1.0])
-            out.append(Ranking(ranked, {**ranking.features, **match.features}))
-        return out
+        return [self._lexical_only(match) if skip else self._fuse(next(dense), match)
+                for match, skip in zip(lexical, decided)]
+
+    def rank_weighted(self, queries: Sequence[WeightedQuery]) -> list[Ranking]:
+        """Weighted queries (a turn with its history) always take the full hybrid: the cascade's cuts
+        were fitted on single turns."""
+        return [self._fuse(dense, self.lexical.matches_weighted(query))
+                for query, dense in zip(queries, self.dense.rank_weighted(queries))]
+
+    def _fuse(self, dense: Ranking, lexical: Ranking) -> Ranking:
+        ranked = rrf([[n for n, _ in dense.ranked], [n for n, _ in lexical.ranked]], k=self.rrf_k,
+                     weights=[self.dense_weight, 1.0])
+        return Ranking(ranked, {**dense.features, **lexical.features})
 
     def _lexical_only(self, match: Ranking) -> Ranking:
         """A decisive BM25 match: its tools by RRF of the BM25 ranking alone, then the rest of the

@@ -15,7 +15,7 @@ import bm25s
 import numpy as np
 
 from toolroute.cards import Catalog, ToolCard
-from toolroute.routing.base import Ranking, Retriever
+from toolroute.routing.base import Ranking, Retriever, WeightedQuery
 
 # Content morphemes: nouns, numbers, foreign words, roots, verb and adjective stems.
 _CONTENT_TAGS = ("NNG", "NNP", "NR", "SL", "SH", "SN", "XR", "VV", "VA")
@@ -111,11 +111,29 @@ class BM25Retriever(Retriever):
         return Ranking(lexical, {"bm25_top1": lexical[0][1] if lexical else 0.0,
                                  "lexical_coverage": self.index.coverage(tokens)})
 
+    def matches_weighted(self, query: WeightedQuery) -> Ranking:
+        """`matches` for a query of weighted texts: the weighted sum of their BM25 scores; the
+        coverage evidence is the weighted mean of theirs."""
+        total = np.zeros(len(self.index.names), dtype=np.float64)
+        coverage = weight_sum = 0.0
+        for text, weight in query:
+            scores, tokens = self.index.scores(text)
+            total += weight * scores
+            coverage += weight * self.index.coverage(tokens)
+            weight_sum += weight
+        order = np.argsort(-total, kind="stable")
+        lexical = [(self.index.names[i], float(total[i])) for i in order if total[i] > 0]
+        return Ranking(lexical, {"bm25_top1": lexical[0][1] if lexical else 0.0,
+                                 "lexical_coverage": coverage / weight_sum if weight_sum else 0.0})
+
     def rank_many(self, queries: Sequence[str]) -> list[Ranking]:
-        out = []
-        for query in queries:
-            ranking = self.matches(query)
-            found = {t for t, _ in ranking.ranked}
-            ranking.ranked += [(n, 0.0) for n in self.catalog.names if n not in found]
-            out.append(ranking)
-        return out
+        return [self._complete(self.matches(query)) for query in queries]
+
+    def rank_weighted(self, queries: Sequence[WeightedQuery]) -> list[Ranking]:
+        return [self._complete(self.matches_weighted(query)) for query in queries]
+
+    def _complete(self, ranking: Ranking) -> Ranking:
+        """The tools BM25 did not match appended in catalogue order (score 0), so every tool is ranked."""
+        found = {t for t, _ in ranking.ranked}
+        ranking.ranked += [(n, 0.0) for n in self.catalog.names if n not in found]
+        return ranking

@@ -14,7 +14,7 @@ from typing import Iterator, Protocol, Sequence, runtime_checkable
 
 from toolroute.cards import Catalog
 from toolroute.config import max_query_chars
-from toolroute.routing.base import Retriever
+from toolroute.routing.base import Ranking, Retriever, WeightedQuery
 from toolroute.routing.cascade import CascadeRule
 from toolroute.routing.dense import IndexStrategy
 from toolroute.routing.nocall import NoCallRule
@@ -29,6 +29,7 @@ class RouteResult:
     no_call: bool = False
     call_probability: float | None = None
     features: dict[str, float] = field(default_factory=dict)
+    history: dict | None = None  # how earlier turns shaped this ranking (`routing.history`); None: they did not
 
     def top(self, k: int) -> list[str]:
         return [name for name, _ in self.ranked[:k]]
@@ -41,6 +42,7 @@ class RouteResult:
             "no_call": self.no_call,
             "call_probability": None if self.call_probability is None else round(self.call_probability, 4),
             "features": {k_: round(v, 6) for k_, v in self.features.items()},
+            **({"history": self.history} if self.history is not None else {}),
         }
 
 
@@ -88,6 +90,13 @@ class ReadWriteLock:
 
 class QueryTooLong(ValueError):
     """A query past the limit: refused before any tokenising or embedding (a 5 MB query stalled BM25)."""
+
+
+def _check_lengths(queries: Sequence[str]) -> None:
+    limit = max_query_chars()
+    for query in queries:
+        if len(query) > limit:
+            raise QueryTooLong(f"a query of {len(query):,} characters; the limit is {limit:,} (TOOLROUTE_MAX_QUERY_CHARS)")
 
 
 @runtime_checkable
@@ -181,22 +190,27 @@ class ToolRouter:
         return self.route_many([query])[0]
 
     def route_many(self, queries: Sequence[str]) -> list[RouteResult]:
-        limit = max_query_chars()
-        for query in queries:
-            if len(query) > limit:
-                raise QueryTooLong(f"a query of {len(query):,} characters; the limit is {limit:,} (TOOLROUTE_MAX_QUERY_CHARS)")
+        _check_lengths(queries)
         with self._indexes.read():
             rankings = self.retriever.rank_many(list(queries))
-        results = []
-        for query, ranking in zip(queries, rankings):
-            result = RouteResult(query, ranking.ranked, features=ranking.features)
-            if ranking.features.get("cascade"):  # a decisive BM25 match is a call (see `routing.cascade`)
-                result.call_probability, result.no_call = 1.0, False
-            elif self.no_call_rule is not None:
-                result.call_probability = self.no_call_rule.probability_of_call(ranking.features)
-                result.no_call = result.call_probability < self.no_call_rule.threshold
-            results.append(result)
-        return results
+        return [self._decide(query, ranking) for query, ranking in zip(queries, rankings)]
+
+    def route_weighted(self, queries: Sequence[WeightedQuery]) -> list[RouteResult]:
+        """Route queries of several weighted texts (`Retriever.rank_weighted`); each result's `query`
+        is the query's first text, and the no-call rule reads the mixed evidence."""
+        _check_lengths([text for query in queries for text, _ in query])
+        with self._indexes.read():
+            rankings = self.retriever.rank_weighted([list(q) for q in queries])
+        return [self._decide(query[0][0], ranking) for query, ranking in zip(queries, rankings)]
+
+    def _decide(self, query: str, ranking: Ranking) -> RouteResult:
+        result = RouteResult(query, ranking.ranked, features=ranking.features)
+        if ranking.features.get("cascade"):  # a decisive BM25 match is a call (see `routing.cascade`)
+            result.call_probability, result.no_call = 1.0, False
+        elif self.no_call_rule is not None:
+            result.call_probability = self.no_call_rule.probability_of_call(ranking.features)
+            result.no_call = result.call_probability < self.no_call_rule.threshold
+        return result
 
     @contextmanager
     def _without_cascade(self) -> Iterator[None]:
