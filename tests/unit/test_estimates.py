@@ -1,7 +1,7 @@
 """A notebook's expected time: the parameter file's, else the reference run's scaled by rows; the plan and the
 line after each notebook."""
 
-from toolroute.experiments import declared
+from toolroute.experiments import declared, judge_check
 from toolroute.experiments.estimates import Estimate, duration, estimate, plan_lines, progress_line
 
 STEP_DEFAULTS = {"domains": ["insurance", "threat", "plant"], "caps": [1, 2, 3, 4, 6], "top_ks": [5], "task_ids": None,
@@ -41,8 +41,13 @@ def test_same_parameters_give_the_reference_time_and_an_unknown_notebook_none():
 
 def test_the_rows_of_the_llm_notebooks_follow_their_row_limits():
     ragas = {"scenario_ids": ["S12"], "rag_ids": None, "rag_limit": 1, "query_split": "test", "query_limit": 1,
-             "judge": "auto", "judge_metrics": ["faithfulness"], "judge_limit": 1, "llms": [{"name": "embedded"}]}
-    assert declared.RAGAS_EVAL.rows(ragas) == 4 + 3  # 2 + 1 + 1 turns, one judged row per kind
+             "judge": "auto", "judge_metrics": ["faithfulness", "answer_relevancy", "agent_goal_accuracy"],
+             "judge_per_metric": 1, "judge_check": False, "llms": [{"name": "embedded"}]}
+    # 2 + 1 + 1 turns; judged: faithfulness on the RAG question, one row each for the other two metrics
+    assert declared.RAGAS_EVAL.rows(ragas) == 4 + 3
+    assert declared.RAGAS_EVAL.rows({**ragas, "judge_metrics": ["faithfulness"], "judge_per_metric": None}) == 4 + 1
+    labelled = len(judge_check.load_labels())  # the judge also scores the rows we labelled by hand
+    assert declared.RAGAS_EVAL.rows({**ragas, "judge_check": True}) == 4 + 3 + labelled
     assert declared.RAGAS_EVAL.rows({**ragas, "judge": "none"}) == 4
     cards = {"augment_limit": 4, "rerank_split": "test", "rerank_limit": 4, "llm": "auto", "llms": None}
     assert declared.CARD_IMPROVEMENT.rows(cards) == 8

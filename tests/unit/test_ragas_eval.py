@@ -361,3 +361,17 @@ def test_04_over_context_is_recorded_not_sent():
 def test_default_04_runs_have_no_arm_column():
     runs = ragas_eval.run_items(_RecordingAgent(), [EvalItem("query", "q2", "q2", "다른 질문")], progress=False)
     assert "arm" not in runs.columns and "over_context" not in runs.columns
+
+
+def test_rag_questions_are_measured_by_the_rag_tool_and_by_any_tool_that_answers():
+    rag = EvalItem(kind="rag", id="r-1", conversation="r-1", user="부활 기한?", with_args=False,
+                   reference_calls=[("rag_terms_query_engine", {})], facts=["3년 이내"])
+    other_tool = [{"name": "product_get", "args": {}, "result": {"text": "해지된 날부터 3년  이내에 부활"}}]
+    rag_tool_no_answer = [{"name": "rag_terms_query_engine", "args": {"query": "부활"},
+                           "result": {"passages": [{"text": "청약철회는 15일 이내"}]}}]
+    items = [rag, EvalItem(**{**rag.__dict__, "id": "r-2"}), EvalItem(**{**rag.__dict__, "id": "r-3"})]
+    runs = pd.DataFrame([_run(rag, other_tool, "3년 이내"), {**_run(rag, rag_tool_no_answer, "15일"), "id": "r-2"},
+                         {**_run(rag, [], "모릅니다"), "id": "r-3"}])
+    scores = score_without_llm(runs, items).set_index("id")
+    assert scores.rag_tool_called.tolist() == [0.0, 1.0, 0.0]
+    assert scores.answering_tool_called.tolist() == [1.0, 0.0, 0.0]  # spaces in the result do not matter

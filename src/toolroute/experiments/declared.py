@@ -124,8 +124,16 @@ def _ragas_rows(values: dict) -> int:
                         values["query_limit"])
     judged = 0
     if values.get("judge", "auto") == "auto" and values.get("judge_metrics"):
-        limit = values.get("judge_limit")
-        judged = sum(n if limit is None else min(n, limit) for n in Counter(i.kind for i in items).values())
+        # judgements, estimated before the run: faithfulness on the RAG questions (the turns that retrieve
+        # passages), the others on `judge_per_metric` of their rows
+        per, kinds = values.get("judge_per_metric"), Counter(i.kind for i in items)
+        eligible = {"faithfulness": kinds["rag"], "answer_relevancy": len(items), "agent_goal_accuracy": kinds["scenario"]}
+        judged = sum(n if per is None or metric == "faithfulness" else min(n, per)
+                     for metric, n in eligible.items() if metric in values["judge_metrics"])
+        if values.get("judge_check", True):
+            from toolroute.experiments.judge_check import load_labels  # loaded when rows are counted: the declarations stay import-light
+
+            judged += len(load_labels())
     return _models(values) * (len(items) + judged)
 
 
@@ -159,7 +167,8 @@ STEP_LIMITS = Experiment(
 RAGAS_EVAL = Experiment(
     "04_ragas_eval", "RAGAS evaluation of the agent", calls_llm=True, check=_check_ragas_eval,
     rows=_ragas_rows, row_unit="turns and judged rows", fixed_seconds=45,
-    tables=("by_kind.csv", "by_scenario.csv", "judge_failures.csv", "scores.csv"), figures=("metrics.png",))
+    tables=("by_kind.csv", "by_scenario.csv", "judge_failures.csv", "judge_agreement.csv", "scores.csv"),
+    figures=("metrics.png",))
 SCALE = Experiment(
     "05_scale", "Routing at scale", check=_check_scale,
     about="The 54 Korean cards among up to 2,628 tools (distractors from BFCL's function documents), and "

@@ -199,13 +199,38 @@ def gold_calls_of(item: EvalItem) -> list[tuple[str, dict[str, Any]]] | None:
     return None
 
 
-def judge_subset(runs: pd.DataFrame, limit: int | None) -> pd.DataFrame:
-    """At most `limit` rows per kind (and arm, for runs of arms; spread over each kind), to bound the judge's time."""
-    if limit is None:
-        return runs
-    by = [*_arms(runs), "kind"]
-    parts = [g.iloc[_every_nth(range(len(g)), int(limit))] for _, g in runs.groupby(by, sort=False)]
-    return pd.concat(parts, ignore_index=True) if parts else runs
+def judgeable(metric: str, run: Any, item: EvalItem) -> bool:
+    """Whether a judged metric applies to a row: faithfulness to a turn that retrieved passages and
+    answered, answer relevancy to a turn that answered, goal accuracy to a consultation turn."""
+    if metric == "faithfulness":
+        return bool(run["answer"]) and len(run["retrieved_contexts"]) > 0
+    if metric == "answer_relevancy":
+        return bool(run["answer"])
+    if metric == "agent_goal_accuracy":
+        return item.kind == "scenario"
+    raise ValueError(f"judge_metrics: unknown metric {metric!r}; known: {LLM_METRICS}")
+
+
+def judge_subset(runs: pd.DataFrame, items: Sequence[EvalItem], per_metric: int | None,
+                 metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """The rows to judge, each with the metrics it is judged on (`judge_metrics`), so that every metric
+    gets its own sample instead of sharing one that may hold none of its rows (the old per-kind limit
+    judged faithfulness 0 times). Faithfulness is judged on every turn that retrieved passages; the
+    other metrics on `per_metric` of their applicable rows (None: all), spread over the rows (and so
+    over kinds), per model and arm."""
+    by_id = {i.id: i for i in items}
+    metrics = LLM_METRICS if metrics is None else metrics
+    chosen: dict[Any, list[str]] = {}
+    groups = runs.groupby(_arms(runs), sort=False) if _arms(runs) else [(None, runs)]
+    for _, group in groups:
+        for metric in metrics:
+            eligible = [index for index, run in group.iterrows() if judgeable(metric, run, by_id[run["id"]])]
+            keep = eligible if metric == "faithfulness" else _every_nth(eligible, per_metric)
+            for index in keep:
+                chosen.setdefault(index, []).append(metric)
+    subset = runs.loc[[i for i in runs.index if i in chosen]].copy()
+    subset["judge_metrics"] = [chosen[i] for i in subset.index]
+    return subset
 
 
 def _every_nth(rows: Sequence[Any], limit: int | None) -> list[Any]:
@@ -349,17 +374,18 @@ def run_arms(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Seq
     return pd.concat(parts, ignore_index=True)
 
 
-def judge_models(models: Sequence[Any], runs: pd.DataFrame, items: Sequence[EvalItem], limit: int | None,
+def judge_models(models: Sequence[Any], runs: pd.DataFrame, items: Sequence[EvalItem], per_metric: int | None,
                  metrics: Sequence[str] | None = None, progress: bool = True) -> pd.DataFrame:
-    """Each model judges its own rows (`judge_subset(…, limit)` of them) at its `max_concurrency`; the
-    judgements of all, `model` first (none for the replay stand-in)."""
+    """Each model judges its own rows (`judge_subset(…, per_metric)` of them) at its `max_concurrency`;
+    the judgements of all, `model` first (none for the replay stand-in)."""
     parts = []
     for model in models:
         if model.replay:
             continue
         judge = judge_llm(model.config.base_url, model.config.model, model.config.api_key)
-        subset = judge_subset(runs[runs["model"] == model.name], limit)
-        part = score_with_llm(subset, items, judge, metrics=LLM_METRICS if metrics is None else metrics, progress=progress,
+        metrics = LLM_METRICS if metrics is None else metrics
+        subset = judge_subset(runs[runs["model"] == model.name], items, per_metric, metrics)
+        part = score_with_llm(subset, items, judge, metrics=metrics, progress=progress,
                               max_concurrency=model.max_concurrency)
         part.insert(0, "model", model.name)
         parts.append(part)
@@ -415,7 +441,20 @@ def _legacy_context_metrics():
 
 
 NON_LLM_METRICS = ["tool_call_accuracy", "tool_call_f1", "tool_name_f1", "fact_presence", "chrf",
-                   "context_precision", "context_recall"]
+                   "context_precision", "context_recall", "rag_tool_called", "answering_tool_called"]
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def answering_tool_called(tool_log: Iterable[dict[str, Any]], facts: Sequence[str]) -> bool:
+    """Whether some tool of the turn returned the answer: a result that holds every fact (spaces
+    ignored), whichever tool it was (a RAG question may also be answered by `product_get`)."""
+    wanted = [_squash(f) for f in facts if f]
+    texts = [_squash(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False, default=str))
+             for r in (e.get("result") for e in tool_log or [])]
+    return bool(wanted) and any(all(f in text for f in wanted) for text in texts)
 
 
 def score_without_llm(runs: pd.DataFrame, items: Sequence[EvalItem]) -> pd.DataFrame:
@@ -465,6 +504,9 @@ async def _score_without_llm(runs: pd.DataFrame, items: dict[str, EvalItem]) -> 
             found = [_value(await presence.ascore(reference=fact, response=run["answer"])) for fact in item.facts]
             row["fact_presence"] = sum(found) / len(found)
             row["chrf"] = _value(await chrf.ascore(reference=" ".join(item.facts), response=run["answer"] or " "))
+        if item.kind == "rag":  # measured two ways: the RAG tool of its collection, and any tool that answers it
+            row["rag_tool_called"] = float(any(e.get("name") == item.reference_calls[0][0] for e in run["tool_log"] or []))
+            row["answering_tool_called"] = float(answering_tool_called(run["tool_log"], item.facts))
         contexts = list(run["retrieved_contexts"])
         if contexts and item.reference_contexts:
             sample = SingleTurnSample(retrieved_contexts=contexts, reference_contexts=item.reference_contexts)
@@ -550,7 +592,12 @@ async def _score_with_llm(runs, items, llm, embeddings, metrics, progress, max_c
         item = items[run["id"]]
         row: dict[str, Any] = {"id": run["id"], **({"arm": run["arm"]} if "arm" in run.index else {})}
         async with slots:
+            sampled = run["judge_metrics"] if "judge_metrics" in run.index else list(scorers)
             for name, make in scorers.items():
+                if name not in sampled:
+                    row[name], row[f"{name}_status"] = math.nan, "not sampled"
+                    bar.update(1)
+                    continue
                 coro = make(run, item)
                 if coro is None:
                     row[name], row[f"{name}_status"] = math.nan, "n/a"
@@ -577,10 +624,12 @@ def judge_failures(judged: pd.DataFrame) -> pd.DataFrame:
         for col in [c for c in judged.columns if c.endswith("_status")]:
             status = part[col].astype(str)
             rows.append({**({"model": model} if model is not None else {}), "metric": col[: -len("_status")],
-                         "attempted": int((status != "n/a").sum()), "ok": int((status == "ok").sum()),
+                         "attempted": int((~status.isin(["n/a", "not sampled"])).sum()), "ok": int((status == "ok").sum()),
                          "failed": int(status.str.startswith("failed").sum()),
-                         "not_applicable": int((status == "n/a").sum())})
-    return pd.DataFrame(rows, columns=[*_models(judged), "metric", "attempted", "ok", "failed", "not_applicable"])
+                         "not_applicable": int((status == "n/a").sum()),
+                         "not_sampled": int((status == "not sampled").sum())})
+    return pd.DataFrame(rows, columns=[*_models(judged), "metric", "attempted", "ok", "failed", "not_applicable",
+                                       "not_sampled"])
 
 
 def metric_columns(frame: pd.DataFrame) -> list[str]:
