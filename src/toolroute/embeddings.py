@@ -43,14 +43,16 @@ class Embedder(Protocol):
 
 class _RecentQueries:
     """Remembers the last single-query embeddings: a turn is embedded by the input guardrail and again
-    by the router, and this makes the second one free. Batches are never cached."""
+    by the router, and this makes the second one free. A batch reuses what is remembered (a turn routed
+    with its history mixes the vectors of earlier turns) but adds nothing: an evaluation's thousands of
+    queries would push the live turns out."""
 
     _RECENT = 128
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         if len(texts) != 1:
-            return self._embed_queries(texts)
+            return self._embed_batch(texts)
         recent = self.__dict__.setdefault("_recent", OrderedDict())
         with self.__dict__.setdefault("_recent_lock", threading.Lock()):
             vector = recent.get(texts[0])
@@ -63,6 +65,19 @@ class _RecentQueries:
             while len(recent) > self._RECENT:
                 recent.popitem(last=False)
         return vector[None, :].copy()
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        recent = self.__dict__.get("_recent")
+        if not recent:
+            return self._embed_queries(texts)
+        with self.__dict__.setdefault("_recent_lock", threading.Lock()):
+            known = {t: recent[t] for t in texts if t in recent}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if not known:
+            return self._embed_queries(texts)
+        if missing:
+            known.update(zip(missing, self._embed_queries(missing)))
+        return np.stack([np.asarray(known[t], dtype=np.float32) for t in texts])
 
     def forget_queries(self) -> None:
         """Drop the remembered query vectors (a benchmark's cold path)."""

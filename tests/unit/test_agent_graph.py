@@ -10,6 +10,7 @@ from toolroute.agent.graph import FAILED_ANSWER, AgentConfig, build_agent, compa
 from toolroute.agent.guardrails import DomainGate, ThinkFilter, guard_output, l1_violation
 from toolroute.agent.pack import DomainPack, load_pack
 from toolroute.agent.rewriter import rewrite
+from toolroute.embeddings import _RecentQueries
 from toolroute.routing.router import RouteResult
 
 from conftest import HashEmbedder
@@ -334,3 +335,54 @@ def test_a_turn_over_the_limit_is_refused_before_anything_reads_it(pack, monkeyp
     agent, llm = _agent(pack, ["안 불려야 함"])
     state = agent.ask("보험료 " * 20)
     assert state["guard"]["blocked"] == "too_long" and "50자" in state["answer"] and llm.calls == []
+
+
+class _CountingEmbedder(_RecentQueries, HashEmbedder):
+    """HashEmbedder behind the embedders' memory of recent queries; counts the texts really embedded."""
+
+    def __init__(self):
+        super().__init__()
+        self.embedded: list[str] = []
+
+    def _embed_queries(self, texts):
+        self.embedded += list(texts)
+        return HashEmbedder.embed_queries(self, texts)
+
+
+@pytest.mark.parametrize("arm", ["weighted", "carry", "none"])
+def test_a_follow_up_is_routed_with_the_earlier_user_turns_and_one_embedding(pack, insurance_catalog, chroma, arm):
+    from toolroute.routing import RouterConfig, build_router
+
+    embedder = _CountingEmbedder()
+    router = build_router(RouterConfig(embedder=embedder, dev=None), insurance_catalog, chroma, progress=False,
+                          no_call="none")
+    first, follow_up = "70세 남성 건강해지는종신보험 보험료 알려주세요", "그럼 치아보험은요?"
+    gate = DomainGate.fit(embedder, ["보험료 계산", "암보험 보장 내용"], [first, follow_up])  # both pass the gate
+    seen = []
+    route_weighted = router.route_weighted
+    router.route_weighted = lambda queries: (seen.append([list(q) for q in queries]), route_weighted(queries))[1]
+    llm = ScriptedLLM(replies=["안내드렸습니다.", "안내드렸습니다."], calls=[], bound=[])
+    agent = build_agent(pack, llm, router, gate=gate, config=AgentConfig(history_routing=arm, rewrite_with_llm=False))
+    agent.ask(first, thread_id="t")
+    embedder.embedded.clear()
+    state = agent.ask(follow_up, thread_id="t")
+    if arm == "weighted":
+        (mix,) = seen[0]
+        assert [text for text, _ in mix] == [follow_up, first]  # the turn, then the earlier user turn
+        assert embedder.embedded == [follow_up]  # only the new turn: the earlier one is remembered
+    else:
+        assert seen == [] and state["rewritten"].startswith("그럼 치아보험은요? (")  # the carried context
+        # carry routes the rewritten turn (a second embedding); none the turn as the guardrail embedded it
+        assert sorted(embedder.embedded) == sorted([follow_up, state["rewritten"]] if arm == "carry" else [follow_up])
+    with pytest.raises(ValueError, match="history_routing"):
+        AgentConfig(history_routing="mixed")
+
+
+def test_a_batch_reuses_remembered_query_vectors_and_adds_none():
+    embedder = _CountingEmbedder()
+    single = embedder.embed_queries(["보험료 얼마"])
+    batch = embedder.embed_queries(["보험료 얼마", "청구 서류", "청구 서류"])
+    assert embedder.embedded == ["보험료 얼마", "청구 서류"]  # the remembered one is not embedded again
+    assert (batch[0] == single[0]).all() and (batch[1] == batch[2]).all()
+    embedder.embed_queries(["청구 서류"])  # a batch adds nothing to the memory: embedded again alone
+    assert embedder.embedded[-1] == "청구 서류" and len(embedder.embedded) == 3
