@@ -163,6 +163,11 @@ def main() -> None:
             if arm == "hybrid":
                 print("  hybrid p50 by part: " + ", ".join(f"{name} {ms:.1f} ms"
                                                            for name, ms in hybrid_breakdown(r, queries).items()))
+        cascade = build_router(RouterConfig(cascade=True), catalog, client=client, progress=False)
+        skipped = sum(bool(res.features.get("cascade")) for res in cascade.route_many(queries))
+        p50, p95, mean = latency(cascade, queries)
+        print(f"route latency, hybrid+cascade one query at a time (n={len(queries)}, dense pass skipped for "
+              f"{skipped}): p50 {p50:.1f} ms, p95 {p95:.1f} ms, mean {mean:.1f} ms")
     embedding_next_to_the_llm()
     if args.pipeline:
         from toolroute.pipeline import run_pipeline
