@@ -21,12 +21,12 @@ MODULES = {"a1": "A", "a2": "A", "b1": "B", "b2": "B", "c1": "C", "c2": "C"}
 ARMS = ("hybrid:default", "bm25")
 
 
-def _split(name: str, n: int, seed: int):
-    """Queries of every kind and, per arm, routed rows in the same order (seeded, so tests are exact)."""
+def _split(name: str, n: int, seed: int, kinds=("single", "confusion", "multi", "no_call")):
+    """Queries of the given kinds and, per arm, routed rows in the same order (seeded, so tests are exact)."""
     rng = np.random.default_rng(seed)
     queries, rows = [], {arm: [] for arm in ARMS}
     for i in range(n):
-        kind = ["single", "confusion", "multi", "no_call"][i % 4]
+        kind = kinds[i % len(kinds)]
         expected = () if kind == "no_call" else tuple(rng.choice(TOOLS, 2 if kind == "multi" else 1, replace=False))
         queries.append(SimpleNamespace(id=f"{name}{i}", expected_tools=expected, kind=kind))
         for arm in ARMS:
@@ -37,7 +37,8 @@ def _split(name: str, n: int, seed: int):
     return queries, rows
 
 
-SPLITS = {s: _split(s, n, seed) for s, n, seed in (("dev", 24, 1), ("tune", 20, 2), ("calib", 16, 3), ("test", 28, 4))}
+SPLITS = {s: _split(s, n, seed) for s, n, seed in (("dev", 24, 1), ("calib", 16, 3), ("test", 28, 4))}
+SPLITS["tune"] = _split("tune", 21, 2, kinds=("single", "multi", "no_call"))  # writer B wrote no confusion pairs
 QUERIES = {s: q for s, (q, _) in SPLITS.items()}
 ROWS = {s: r for s, (_, r) in SPLITS.items()}
 
@@ -72,9 +73,10 @@ def test_split_table_holds_every_arm_on_every_split_with_counts_writer_and_role(
 
 
 def test_writer_table_pools_each_writers_splits_and_gives_the_gap_with_a_ci():
-    table = breakdowns.writer_table(ROWS, ARMS, KS, n_boot=300)
+    table = breakdowns.writer_table(ROWS, ARMS, QUERIES, KS, n_boot=300)
     groups = list(zip(table["writer"], table["which"], table["splits"]))[:3]
-    assert groups == [("A", "all", "dev,calib,test"), ("A", "not tuned on", "calib,test"), ("B", "all", "tune")]
+    assert groups == [("A", "all", "dev,calib,test"), ("A", "not tuned on", "calib,test"),
+                      ("B", "all", "tune")]
     for _, row in table.iterrows():
         pooled = [r for s in row["splits"].split(",") for r in ROWS[s][row["arm_label"]]]
         expected = summarize(pooled, KS)
@@ -83,11 +85,16 @@ def test_writer_table_pools_each_writers_splits_and_gives_the_gap_with_a_ci():
             assert _same(row[key], expected[key]), key
     b = table[(table["writer"] == "B") & (table["arm_label"] == ARMS[0])].iloc[0]
     a = table[(table["which"] == "not tuned on") & (table["arm_label"] == ARMS[0])].iloc[0]
-    assert b["gap_vs"] == "A: calib,test"
+    assert b["gap_vs"] == "A: calib,test" and b["kinds"] == "single,multi,no_call" == b["same_kinds"]
+    assert a["kinds"] == "single,confusion,multi,no_call"
     for metric in breakdowns.GAP_METRICS:
         assert b[f"{metric}_gap"] == pytest.approx(b[metric] - a[metric])
         assert b[f"{metric}_gap_lo"] <= b[f"{metric}_gap"] <= b[f"{metric}_gap_hi"]
+    # on the kinds both wrote: A's confusion-pair rows left out
+    same = [r for s in ("calib", "test") for r, q in zip(ROWS[s][ARMS[0]], QUERIES[s]) if q.kind != "confusion"]
+    assert b["hit@1_gap_same_kinds"] == pytest.approx(b["hit@1"] - summarize(same, KS)["hit@1"])
     assert table.loc[table["writer"] == "A", "hit@1_gap"].isna().all()
+    assert table.loc[table["writer"] == "A", "hit@1_gap_same_kinds"].isna().all()
 
 
 def test_unpaired_difference_of_a_set_with_itself_is_zero_and_seeded():
@@ -100,7 +107,8 @@ def test_unpaired_difference_of_a_set_with_itself_is_zero_and_seeded():
 
 def test_kind_table_reports_each_kind_on_its_own_rows():
     table = breakdowns.kind_table(ROWS, QUERIES, ARMS, KS, n_boot=200)
-    assert len(table) == len(ARMS) * len(SPLITS) * len(breakdowns.KINDS)
+    assert len(table) == len(ARMS) * (3 * len(breakdowns.KINDS) + 3)  # only the kinds a split has: tune has no pairs
+    assert "confusion" not in set(table.loc[table["split"] == "tune", "kind"])
     for _, row in table.iterrows():
         kinds = [breakdowns.row_kind(q) for q in QUERIES[row["split"]]]
         part = [r for r, k in zip(ROWS[row["split"]][row["arm_label"]], kinds) if k == row["kind"]]

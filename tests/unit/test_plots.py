@@ -330,7 +330,7 @@ def _no_call_fixture():
 def test_no_call_curves_n_equals_the_rows_default_black_and_thick_points_with_cis():
     decisions, summary = _no_call_fixture()
     fig = plots.no_call_curves(decisions, summary, "test", default_arm="hybrid:default")
-    roc_ax, rc_ax = fig.axes
+    roc_ax, zoom_ax, rc_ax = fig.axes
     title = fig._suptitle.get_text()
     assert "60 rows per arm (48 call, 12 no-call), 3 arms" in title
     assert (decisions.groupby("arm_label").size() == 60).all()
@@ -345,7 +345,8 @@ def test_no_call_curves_n_equals_the_rows_default_black_and_thick_points_with_ci
     assert f"AUC {auc:.3f}" in default.get_label()
     assert any("budget 0.03" in line.get_label() for line in roc_ax.get_lines())
     # every arm's operating point drawn with error bars on both panels
-    assert sum(1 for c in roc_ax.containers) == 3 and sum(1 for c in rc_ax.containers) == 3
+    assert all(len(axis.containers) == 3 for axis in fig.axes)
+    assert zoom_ax.get_xlim() == (0, 0.1) and "up to 0.1" in zoom_ax.get_title()
     assert _legend_off_axes(fig, fig.legends[0], fig.axes)
 
 

@@ -126,29 +126,46 @@ def writer_groups(splits: Sequence[str]) -> list[tuple[str, str, tuple[str, ...]
 
 
 def writer_table(rows: Mapping[str, Mapping[str, Sequence[RoutedRow]]], arms: Sequence[str],
-                 ks: Sequence[int] = DEFAULT_KS, n_boot: int = 2000) -> pd.DataFrame:
-    """Per arm and writer group (`writer_groups` of the splits in `rows`, {split: {arm: rows}}): counts,
-    metrics and 95% bootstrap CIs over the group's rows pooled; on every other writer's rows the gap to
-    writer A's untuned splits (`<metric>_gap` with its unpaired 95% bootstrap CI) for `GAP_METRICS`, NaN
-    on writer A's rows (and `gap_vs` empty)."""
+                 queries: Mapping[str, Sequence], ks: Sequence[int] = DEFAULT_KS, n_boot: int = 2000) -> pd.DataFrame:
+    """Per arm and writer group (`writer_groups` of the splits in `rows`, {split: {arm: rows}} in the order
+    of `queries[split]`): counts, metrics and 95% bootstrap CIs over the group's rows pooled, and the row
+    kinds it holds (`kinds`). On every other writer's rows, the gap to writer A's untuned splits for
+    `GAP_METRICS` with its unpaired 95% bootstrap CI, twice: over all rows (`<metric>_gap`) and over the
+    kinds both groups hold (`same_kinds`, `<metric>_gap_same_kinds`), since writers differ in what they
+    wrote as well as how; NaN on writer A's rows (and `gap_vs` empty)."""
     groups = writer_groups(list(rows))
     base = next((g for g in groups if g[0] == "A" and g[1] == "not tuned on"), None) or \
         next((g for g in groups if g[0] == "A"), None)
+    kinds = {s: [row_kind(q) for q in queries[s]] for s in rows}
     records = []
     for arm in arms:
-        pooled = {g: [r for s in g[2] for r in rows[s][arm]] for g in groups}
+        for s in rows:
+            _check_order(rows[s][arm], queries[s], f"writer_table: the {s} rows of {arm}")
+        pooled = {g: [(r, k) for s in g[2] for r, k in zip(rows[s][arm], kinds[s])] for g in groups}
         for group in groups:
             writer, which, splits = group
+            held = [k for k in KINDS if any(k == kind for _, kind in pooled[group])]
             record = {"arm_label": arm, "writer": writer, "splits": ",".join(splits), "which": which,
-                      "tuned_on": any(s in TUNED_ON for s in splits), **subset_metrics(pooled[group], ks, n_boot)}
+                      "tuned_on": any(s in TUNED_ON for s in splits), "kinds": ",".join(held),
+                      **subset_metrics([r for r, _ in pooled[group]], ks, n_boot)}
             other = base is not None and writer != base[0]
-            record["gap_vs"] = f"A: {','.join(base[2])}" if other else ""
-            for metric in GAP_METRICS:
-                gap = unpaired_difference(pooled[base], pooled[group], metric, ks, n_boot=n_boot) if other else {}
-                record.update({f"{metric}_gap": gap.get("diff", np.nan), f"{metric}_gap_lo": gap.get("ci_low", np.nan),
-                               f"{metric}_gap_hi": gap.get("ci_high", np.nan)})
+            shared = [k for k in held if other and any(k == kind for _, kind in pooled[base])]
+            record.update({"gap_vs": f"A: {','.join(base[2])}" if other else "", "same_kinds": ",".join(shared)})
+            for suffix, keep in (("", None), ("_same_kinds", set(shared))):
+                a = [r for r, k in pooled[base] if keep is None or k in keep] if other else []
+                b = [r for r, k in pooled[group] if keep is None or k in keep] if other else []
+                for metric in GAP_METRICS:
+                    gap = unpaired_difference(a, b, metric, ks, n_boot=n_boot) if other else {}
+                    record.update({f"{metric}_gap{suffix}": gap.get("diff", np.nan),
+                                   f"{metric}_gap{suffix}_lo": gap.get("ci_low", np.nan),
+                                   f"{metric}_gap{suffix}_hi": gap.get("ci_high", np.nan)})
             records.append(record)
     return pd.DataFrame.from_records(records)
+
+
+def _check_order(rows: Sequence[RoutedRow], queries: Sequence, what: str) -> None:
+    if [r.id for r in rows] != [q.id for q in queries]:
+        raise ValueError(f"{what} are not in the order of its queries")
 
 
 # --- per row kind -------------------------------------------------------------------------------------------------
@@ -170,8 +187,7 @@ def kind_table(rows: Mapping[str, Mapping[str, Sequence[RoutedRow]]], queries: M
         for split, by_arm in rows.items():
             kinds = [row_kind(q) for q in queries[split]]
             routed = list(by_arm[arm])
-            if [r.id for r in routed] != [q.id for q in queries[split]]:
-                raise ValueError(f"kind_table: the {split} rows of {arm} are not in the order of its queries")
+            _check_order(routed, queries[split], f"kind_table: the {split} rows of {arm}")
             for kind in [k for k in KINDS if k in kinds]:
                 part = [r for r, k in zip(routed, kinds) if k == kind]
                 note = KIND_NOTES[kind] + ("; no-call rule fitted on these rows" if split == FITTED_ON else "")
