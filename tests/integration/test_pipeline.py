@@ -33,7 +33,9 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     assert retrieval[retrieval.collection == "all"]["hit@10"].between(0, 1).all()
     out = run_dir / "02_toolcard_ablation"
     for name in ["ablation_dev.csv", "ablation_test.csv", "paired_test.csv", "failures_test.csv",
-                 "recall_curves_test.png", "confusions_test.png", "no_call_test.png", "hit1_test.png"]:
+                 "recall_curves_test.png", "confusions_test.png", "no_call_test.png", "hit1_test.png",
+                 "ablation_by_split.csv", "by_writer.csv", "by_row_kind.csv", "no_call_roc_test.csv",
+                 "module_confusion_test.csv", "tool_recall_test.csv", "no_call_curves_test.png", "tool_recall_test.png"]:
         assert (out / name).stat().st_size > 0, name
     steps = run_dir / "03_step_limits"
     for name in ["runs.csv", "by_cap.csv", "by_length.csv", "by_domain.csv", "cut_chains.csv",

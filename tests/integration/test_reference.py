@@ -65,6 +65,62 @@ def same_cpu_type(notebook: str) -> bool:
     return manifest["notebooks"][notebook].get("cpu", manifest.get("cpu")) == cpu_model()
 
 
+ABLATION = ROOT / "results/reference/02_toolcard_ablation"
+BREAKDOWNS_MADE_ON_ANOTHER_CPU = True  # see docs/results.md, "Reproducible on which machine"
+
+
+@pytest.mark.slow
+def test_breakdown_reference_tables_are_reproducible(tmp_path, monkeypatch):
+    """02's per-split, per-writer, per-kind and no-call tables: the main arms routed again on every breakdown
+    split and the tables rebuilt with the package. BM25 needs no embedding, so its rows are exact anywhere
+    (CIs included); the e5-small arms within CROSS_CPU_QUERIES queries, since these tables were made on
+    another CPU type than the rest of 02's reference (the manifest records that one)."""
+    from toolroute.experiments import breakdowns
+    from toolroute.pipeline import load_params
+
+    monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "state"))
+    params = next(n["parameters"] for n in load_params(ROOT / "notebooks/params/default.yaml")["notebooks"]
+                  if n["name"] == "02_toolcard_ablation")
+    ks, splits, default = params["ks"], params["breakdown_splits"], params["default_arm"]
+    grid = ablation.expand_grid(params["embedders"], params["strategies"], [f.split(",") for f in params["field_sets"]],
+                                params["arms"], params["aggregations"])
+    main = breakdowns.main_arms(params["main_arms"], [s.label for s in grid], default)
+    specs = [s for s in grid if s.label in main]
+    queries = {s: load_queries(queries_path("insurance", s), tool_names("insurance")) for s in splits}
+    results = {s: ablation.run_grid(specs, "insurance", s, ks, progress=False, n_boot=params["n_boot"]) for s in splits}
+    routed = {s: {a: results[s][a].rows for a in main} for s in splits}
+    exact = not BREAKDOWNS_MADE_ON_ANOTHER_CPU and same_cpu_type("02_toolcard_ablation")
+    metrics = ["hit@1", "mrr", "no_call_accuracy", "false_no_call_rate", *[f"recall@{k}" for k in ks]]
+
+    def check(mine: pd.DataFrame, committed: pd.DataFrame, keys: list[str], columns: list[str]):
+        committed = committed.set_index(keys)
+        mine = mine.set_index(keys)
+        assert sorted(mine.index) == sorted(committed.index)
+        for key, row in committed.iterrows():
+            got = mine.loc[key]
+            arm = key[0] if isinstance(key, tuple) else key
+            if arm == "bm25" or exact:
+                for column in [c for c in committed.columns if pd.api.types.is_numeric_dtype(committed[c])]:
+                    assert got[column] == pytest.approx(row[column], abs=1e-9, nan_ok=True), (key, column)
+            else:
+                for column in columns:
+                    n = row["n_no_call"] if column.startswith("no_call") else row["n_call"]
+                    assert abs(got[column] - row[column]) <= CROSS_CPU_QUERIES / max(n, 1) + 1e-9 or \
+                        (pd.isna(got[column]) and pd.isna(row[column])), (key, column)
+
+    by_split = breakdowns.split_table({s: ablation.results_table(results[s], ks) for s in splits}, queries)
+    check(by_split, pd.read_csv(ABLATION / "ablation_by_split.csv")[lambda t: t.arm_label.isin(main)],
+          ["arm_label", "split"], metrics)
+    check(breakdowns.writer_table(routed, main, queries, ks, n_boot=params["n_boot"]),
+          pd.read_csv(ABLATION / "by_writer.csv"), ["arm_label", "splits"], metrics)
+    check(breakdowns.kind_table(routed, queries, main, ks, n_boot=params["n_boot"]),
+          pd.read_csv(ABLATION / "by_row_kind.csv"), ["arm_label", "split", "kind"], metrics)
+    final = params["splits"][-1]
+    roc = breakdowns.no_call_summary(breakdowns.decisions_of(results[final], main, queries[final]), params["n_boot"])
+    check(roc, pd.read_csv(ABLATION / f"no_call_roc_{final}.csv"), ["arm_label"],
+          ["no_call_accuracy", "false_no_call_rate", "coverage", "risk", "auc"])
+
+
 INGEST = ROOT / "results/reference/01_ingest"
 
 

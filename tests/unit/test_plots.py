@@ -310,3 +310,57 @@ def test_arm_cost_plot_from_a_committed_table_has_wilson_bars_a_ceiling_and_a_lo
 def test_arm_cost_plot_is_linear_when_a_cost_is_zero():
     fig = plots.arm_cost_plot(_arm_rows(tokens=(0.0, 0.0, 0.0, 0.0, 0.0)))  # the model-free replay reports no tokens
     assert fig.axes[0].get_xscale() == "linear"
+
+
+def _no_call_fixture():
+    from toolroute.experiments import breakdowns
+
+    rng = np.random.default_rng(3)
+    queries = [SimpleNamespace(id=f"q{i}", expected_tools=() if i % 5 == 0 else ("a1",), kind="") for i in range(60)]
+    frames = []
+    for j, arm in enumerate(["bm25", "dense", "hybrid:default"]):
+        prob = [float(rng.uniform(0.0, 0.5) if not q.expected_tools else rng.uniform(0.3 + 0.1 * j, 1.0)) for q in queries]
+        rows = [RoutedRow(q.id, q.expected_tools, ("a1", "b1") if rng.uniform() < 0.8 else ("b1", "a1"), p < 0.35)
+                for q, p in zip(queries, prob)]
+        frames.append(breakdowns.no_call_decisions(arm, rows, prob, queries, 0.35))
+    decisions = pd.concat(frames, ignore_index=True)
+    return decisions, breakdowns.no_call_summary(decisions, n_boot=100)
+
+
+def test_no_call_curves_n_equals_the_rows_default_black_and_thick_points_with_cis():
+    decisions, summary = _no_call_fixture()
+    fig = plots.no_call_curves(decisions, summary, "test", default_arm="hybrid:default")
+    roc_ax, zoom_ax, rc_ax = fig.axes
+    title = fig._suptitle.get_text()
+    assert "60 rows per arm (48 call, 12 no-call), 3 arms" in title
+    assert (decisions.groupby("arm_label").size() == 60).all()
+    assert "(of 48)" in roc_ax.get_xlabel() and "(of 12)" in roc_ax.get_ylabel()
+    assert "fitted on calib" in roc_ax.get_title()
+    curves = [line for line in roc_ax.get_lines() if not line.get_label().startswith("_") and "AUC" in line.get_label()]
+    assert len(curves) == 3
+    default = next(line for line in curves if "(default)" in line.get_label())
+    assert mcolors.to_hex(default.get_color()) == "#000000"
+    assert default.get_linewidth() > max(line.get_linewidth() for line in curves if line is not default)
+    auc = summary.set_index("arm_label").loc["hybrid:default", "auc"]
+    assert f"AUC {auc:.3f}" in default.get_label()
+    assert any("budget 0.03" in line.get_label() for line in roc_ax.get_lines())
+    # every arm's operating point drawn with error bars on both panels
+    assert all(len(axis.containers) == 3 for axis in fig.axes)
+    assert zoom_ax.get_xlim() == (0, 0.1) and "up to 0.1" in zoom_ax.get_title()
+    assert _legend_off_axes(fig, fig.legends[0], fig.axes)
+
+
+def test_tool_recall_plot_n_in_labels_and_title_equal_the_rows():
+    from toolroute.experiments import breakdowns
+
+    rows = _rows()
+    table = breakdowns.tool_recall(rows, MODULES, ks=(1, 5))
+    fig = plots.tool_recall_plot(table, "arm", "test")
+    ax = fig.axes[0]
+    single = sum(len(r.expected) == 1 for r in rows)
+    drawn = table[table["n"] > 0]
+    assert f"{single} single-tool rows over {len(drawn)} tools" in ax.get_title()
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert sum(int(label.split("n=")[1].rstrip(")")) for label in labels) == single
+    assert ax.get_xlim()[0] == 0 and len(ax.patches) == 2 * len(drawn)
+    assert _legend_off_axes(fig, fig.legends[0], [ax])

@@ -15,6 +15,7 @@ def test_redraw_reference_figures_from_the_committed_tables(tmp_path):
     scores = (ROOT / "results/reference/02_toolcard_ablation/no_call_scores_test.csv").is_file()
     assert redrawn == sorted(["01_ingest/hit_rate.png", "02_toolcard_ablation/confusions_test.png",
                               "02_toolcard_ablation/hit1_test.png", "02_toolcard_ablation/recall_curves_test.png",
+                              "02_toolcard_ablation/no_call_curves_test.png", "02_toolcard_ablation/tool_recall_test.png",
                               "03_step_limits/completion_vs_cap.png", "03_step_limits/cost_vs_cap.png",
                               "04_ragas_eval/metrics.png", "05_scale/scale.png",
                               "06_card_improvement/card_improvement.png",

@@ -195,3 +195,37 @@ def test_reference_verdicts_csv_equals_the_targets_read_from_the_reference():
     assert list(committed["target"]) == list(fresh["target"])
     pd.testing.assert_series_equal(committed["value"], fresh["value"], check_exact=False, rtol=1e-12)
     assert list(committed["verdict"]) == list(fresh["verdict"])
+
+
+def test_ablation_findings_read_the_breakdown_tables():
+    """02's sentences on row kinds, splits, the no-call AUC, Holm and the writers come from its new tables."""
+    run = report.load_run(REFERENCE)
+    tables = run.tables["02_toolcard_ablation"]
+    text = " ".join(findings.ablation(run, DEFAULT_ARM))
+    kinds = tables["by_row_kind"]
+    multi = kinds[(kinds.arm_label == DEFAULT_ARM) & (kinds.split == "test") & (kinds.kind == "multi")].iloc[0]
+    assert f"multi-tool Hit@1 {multi['hit@1']:.3f}" in text and "Recall@1 is 0 on them by definition" in text
+    by_split = tables["ablation_by_split"]
+    for _, r in by_split[by_split.arm_label == DEFAULT_ARM].iterrows():
+        assert f"{r['split']} {r['hit@1']:.3f}" in text
+    auc = tables["no_call_roc_test"].set_index("arm_label").loc[DEFAULT_ARM, "auc"]
+    assert f"ROC AUC {auc:.3f}" in text
+    paired = tables["paired_test"]
+    assert f"after Holm's correction {int(paired['holm_reject'].sum())} remain" in text
+    writers = tables["by_writer"]
+    b = writers[(writers.arm_label == DEFAULT_ARM) & writers["hit@1_gap"].notna()].iloc[0]
+    assert f"a gap of {b['hit@1_gap']:+.3f}" in text
+    changed = writers.copy()
+    changed.loc[b.name, "hit@1_gap"] = 0.5
+    run.tables["02_toolcard_ablation"] = {**tables, "by_writer": changed}
+    assert "a gap of +0.500" in " ".join(findings.ablation(run, DEFAULT_ARM))
+
+
+def test_the_paired_table_of_the_reference_carries_holm_and_the_report_shows_it():
+    paired = pd.read_csv(REFERENCE / "02_toolcard_ablation" / "paired_test.csv")
+    assert list(paired["p_holm"]) == pytest.approx(holm_adjusted(paired["p_value"].tolist()))
+    assert list(paired["holm_reject"]) == list(paired["p_holm"] < 0.05)
+    shown = report.paired_with_holm(paired)
+    assert {"p (Holm)", "holds after Holm"} <= set(shown.columns) and "p_holm" not in shown.columns
+    older = report.paired_with_holm(paired.drop(columns=["p_holm", "holm_reject"]))  # a run from before the columns
+    pd.testing.assert_frame_equal(older, shown)

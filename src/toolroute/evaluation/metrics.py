@@ -103,6 +103,25 @@ def paired_comparison(rows_a: Sequence[RoutedRow], rows_b: Sequence[RoutedRow], 
             "p_value": p, "wins_b": int((diff > 0).sum()), "wins_a": int((diff < 0).sum())}
 
 
+def unpaired_difference(rows_a: Sequence[RoutedRow], rows_b: Sequence[RoutedRow], metric: str,
+                        ks: Sequence[int] = DEFAULT_KS, n_boot: int = 2000, seed: int = 0) -> dict[str, float]:
+    """B's metric minus A's on different queries (two writers, say): the difference of the means and a 95%
+    percentile-bootstrap CI, each side resampled on its own over the rows the metric applies to."""
+    key = "false_no_call" if metric == "false_no_call_rate" else metric
+    values = []
+    for rows in (rows_a, rows_b):
+        names, matrix = score_matrix(rows, ks)
+        column = matrix[:, names.index(key)] if len(rows) else np.array([])
+        values.append(column[~np.isnan(column)])
+    a, b = values
+    if not len(a) or not len(b):
+        return {"metric": metric, "n_a": len(a), "n_b": len(b), "diff": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+    rng = np.random.default_rng(seed)
+    boots = rng.choice(b, (n_boot, len(b))).mean(axis=1) - rng.choice(a, (n_boot, len(a))).mean(axis=1)
+    return {"metric": metric, "n_a": len(a), "n_b": len(b), "diff": float(b.mean() - a.mean()),
+            "ci_low": float(np.quantile(boots, 0.025)), "ci_high": float(np.quantile(boots, 0.975))}
+
+
 def _nanmean(values: np.ndarray) -> float:
     values = values[~np.isnan(values)]
     return float(values.mean()) if len(values) else float("nan")

@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 
 from toolroute.config import queries_path, toolcards_dir
 from toolroute.evaluation.metrics import DEFAULT_KS, RoutedRow, bootstrap_ci, paired_comparison, summarize
+from toolroute.experiments.breakdowns import HOLM_ALPHA, metric_columns, with_holm
 from toolroute.queries import load_queries
 from toolroute.evaluation.retrieval import route_queries, to_rows
 from toolroute.routing.dense import DEFAULT_FIELDS
@@ -114,9 +115,7 @@ def results_table(results: dict[str, ArmResult], ks: Sequence[int] = DEFAULT_KS)
     records = []
     for label, r in results.items():
         row = {"arm_label": label, **{k: (",".join(v) if isinstance(v, tuple) else v) for k, v in arm_settings(r.spec).items()}}
-        for key in [f"recall@{k}" for k in ks] + ["hit@1", "mrr", "no_call_accuracy", "false_no_call_rate"]:
-            row[key] = r.metrics[key]
-            row[f"{key}_lo"], row[f"{key}_hi"] = r.ci[key]
+        row.update(metric_columns(r.metrics, r.ci, ks))
         row["no_call_threshold"] = r.threshold
         records.append(row)
     return pd.DataFrame.from_records(records)
@@ -128,8 +127,11 @@ def timing_table(results: dict[str, ArmResult]) -> pd.DataFrame:
                          for k, r in results.items()])
 
 
-def paired_table(results: dict[str, ArmResult], baseline: str, metrics: Sequence[str] = ("hit@1", "mrr", "recall@5")) -> pd.DataFrame:
-    """Each arm minus the baseline on the same queries (paired bootstrap)."""
+def paired_table(results: dict[str, ArmResult], baseline: str, metrics: Sequence[str] = ("hit@1", "mrr", "recall@5"),
+                 alpha: float = HOLM_ALPHA) -> pd.DataFrame:
+    """Each arm minus the baseline on the same queries (paired bootstrap), with Holm's correction over the
+    whole table (every arm and metric is one family): `p_holm`, and `holm_reject` (the difference holds at
+    family-wise level `alpha`)."""
     base = results[baseline]
     records = []
     for label, r in results.items():
@@ -137,7 +139,7 @@ def paired_table(results: dict[str, ArmResult], baseline: str, metrics: Sequence
             continue
         for metric in metrics:
             records.append({"arm_label": label, "baseline": baseline, **paired_comparison(base.rows, r.rows, metric)})
-    return pd.DataFrame.from_records(records)
+    return with_holm(pd.DataFrame.from_records(records), alpha)
 
 
 def confusion_counts(result: ArmResult, top: int | None = None) -> pd.DataFrame:

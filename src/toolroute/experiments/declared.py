@@ -157,8 +157,10 @@ INGEST = Experiment(
     tables=("retrieval.csv", "ingest.csv"), figures=("hit_rate.png",))
 TOOLCARD_ABLATION = Experiment(
     "02_toolcard_ablation", "The ToolCard ablation",
-    tables=("ablation_test.csv", "ablation_dev.csv", "paired_test.csv"),
-    figures=("recall_curves_test.png", "hit1_test.png", "no_call_test.png", "confusions_test.png"))
+    tables=("ablation_test.csv", "ablation_dev.csv", "paired_test.csv", "ablation_by_split.csv", "by_writer.csv",
+            "by_row_kind.csv", "no_call_roc_test.csv", "module_confusion_test.csv", "tool_recall_test.csv"),
+    figures=("recall_curves_test.png", "hit1_test.png", "no_call_test.png", "confusions_test.png",
+             "no_call_curves_test.png", "tool_recall_test.png"))
 STEP_LIMITS = Experiment(
     "03_step_limits", "Step limits", calls_llm=True, check=_check_step_limits,
     rows=_step_limit_rows, row_unit="tasks", fixed_seconds=30,

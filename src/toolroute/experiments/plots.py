@@ -22,6 +22,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from toolroute.evaluation.metrics import wilson_interval  # noqa: E402
+from toolroute.experiments.breakdowns import risk_coverage, roc_curve  # noqa: E402
 
 NO_CALL = "(no call)"
 LINESTYLES = ("-", "--", ":", "-.")
@@ -361,6 +362,106 @@ def no_call_scores(scores: pd.DataFrame, threshold: float | None, arm: str, spli
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.02), fontsize=9)
     fig.suptitle(f"No-call evidence — {arm}, {split} split")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return _save(fig, path)
+
+
+def no_call_curves(decisions: pd.DataFrame, summary: pd.DataFrame, split: str, path=None,
+                   default_arm: str | None = None, fitted_on: str = "calib", budget: float | None = 0.03,
+                   zoom: float = 0.10):
+    """The no-call decision swept over every threshold of P(call), one curve per arm (the default black and
+    thick): the ROC (no-call rows refused against call rows refused), the same ROC for false no-call rates
+    up to `zoom` (where the budget and the fitted thresholds are), and the risk–coverage curve (routed rows
+    that are no-call rows or have a wrong top-1, against the share of rows routed). Each arm's fitted
+    threshold is a point with Wilson 95% intervals; the AUC with its bootstrap CI is in the legend; the
+    false no-call budget is marked. `decisions` and `summary` come from `breakdowns.no_call_decisions` and
+    `breakdowns.no_call_summary`."""
+    arms = list(dict.fromkeys(decisions["arm_label"]))
+    others = [a for a in arms if a != default_arm]
+    styles = {**dict(zip(others, line_styles(len(others)))), default_arm: (DEFAULT_COLOR, "-")}
+    point = summary.set_index("arm_label")
+    fig, (ax, zx, bx) = plt.subplots(1, 3, figsize=(17, 5.2), gridspec_kw={"width_ratios": [1, 1, 1.1]})
+    for arm in [*others, *([default_arm] if default_arm in arms else [])]:
+        d = decisions[decisions["arm_label"] == arm]
+        color, ls = styles[arm]
+        lw, z, ms = (3.0, 5, 7) if arm == default_arm else (1.3, 3, 5)
+        p = point.loc[arm]
+        label = (f"{arm}{' (default)' if arm == default_arm else ''}: AUC {p['auc']:.3f} "
+                 f"[{p['auc_lo']:.3f}, {p['auc_hi']:.3f}]")
+        roc = roc_curve(d)
+        xerr = _wilson_err([p["false_no_call_rate_count"]], [p["n_call"]])
+        yerr = _wilson_err([p["no_call_accuracy_count"]], [p["n_no_call"]])
+        for axis in (ax, zx):
+            axis.plot(roc["false_no_call_rate"], roc["no_call_accuracy"], color=color, ls=ls, lw=lw, zorder=z,
+                      label=label if axis is ax else None)
+            axis.errorbar([p["false_no_call_rate"]], [p["no_call_accuracy"]], xerr=xerr, yerr=yerr, fmt="o",
+                          color=color, ms=ms, capsize=3, zorder=z + 1)
+        rc = risk_coverage(d).sort_values("coverage")
+        bx.plot(rc["coverage"], rc["risk"], color=color, ls=ls, lw=lw, zorder=z)
+        routed = int(p["n"] - p["no_call_accuracy_count"] - p["false_no_call_rate_count"])
+        bx.errorbar([p["coverage"]], [p["risk"]], yerr=_wilson_err([p["risk_count"]], [routed]), fmt="o",
+                    color=color, ms=ms, capsize=3, zorder=z + 1)
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":", label="chance")
+    n_call, n_no_call = int(point["n_call"].iloc[0]), int(point["n_no_call"].iloc[0])
+    for axis, right in ((ax, 1.0), (zx, zoom)):
+        if budget is not None:
+            axis.axvline(budget, color="#C44E52", lw=1, ls="--",
+                         label=f"false no-call budget {budget:g}" if axis is ax else None)
+        axis.set_xlim(0, right)
+        axis.set_ylim(0, 1.02)
+        axis.set_xlabel(f"false no-call rate: call rows refused (of {n_call})")
+        axis.set_ylabel(f"no-call accuracy: no-call rows refused (of {n_no_call})")
+        axis.grid(alpha=0.3)
+    ax.set_title(f"ROC of P(call); dot: the threshold fitted on {fitted_on}\n(Wilson 95% CIs)", fontsize=9)
+    zx.set_title(f"The same ROC for false no-call rates up to {zoom:g}\n(the budget and the fitted thresholds)",
+                 fontsize=9)
+    call_share = n_call / (n_call + n_no_call)
+    bx.axvline(call_share, color="grey", lw=0.8, ls=":")
+    bx.annotate(f"share of call rows {call_share:.2f}", (call_share, 1.0), xycoords=("data", "axes fraction"),
+                xytext=(-4, -12), textcoords="offset points", ha="right", fontsize=7, color="dimgrey")
+    bx.set_xlim(0, 1.02)
+    bx.set_ylim(0, None)
+    bx.set_xlabel("coverage: share of all rows routed to a tool")
+    bx.set_ylabel("risk: share of the routed rows routed wrongly")
+    bx.set_title("Risk–coverage of P(call): wrong = a no-call row routed or a wrong top-1;\n"
+                 "dot: the fitted threshold (risk with Wilson 95% CI)", fontsize=9)
+    bx.grid(alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8)
+    fig.suptitle(f"The no-call decision at every threshold — {split} split, {n_call + n_no_call} rows per arm "
+                 f"({n_call} call, {n_no_call} no-call), {len(arms)} arms")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def tool_recall_plot(table: pd.DataFrame, arm: str, split: str, path=None):
+    """Recall@1 and Recall@5 per tool over its single-tool rows (`breakdowns.tool_recall`), tools grouped by
+    module, with Wilson 95% intervals and each tool's n; tools without a single-tool row are listed, not drawn."""
+    ks = sorted(int(c.split("@")[1]) for c in table.columns if c.startswith("recall@") and c[7:].isdigit())
+    low, high = ks[0], ks[-1]
+    drawn = table[table["n"] > 0].reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(9, 0.24 * len(drawn) + 2.2))
+    y = np.arange(len(drawn))[::-1]
+    for k, shift, color in ((low, 0.2, CALL_COLOR), (high, -0.2, "#A9B8D3")):
+        ax.barh(y + shift, drawn[f"recall@{k}"], height=0.4, color=color,
+                xerr=_wilson_err(drawn[f"recall@{k}_count"], drawn["n"]), capsize=1.5,
+                error_kw={"ecolor": "#555555", "lw": 0.8}, label=f"Recall@{k}")
+    ax.set_yticks(y, [f"{t} (n={int(n)})" for t, n in zip(drawn["tool"], drawn["n"])], fontsize=7)
+    for boundary in np.flatnonzero(drawn["module"].to_numpy()[1:] != drawn["module"].to_numpy()[:-1]):
+        ax.axhline(y[boundary] - 0.5, color="grey", lw=0.6)
+    for module, part in drawn.groupby("module", sort=False):
+        ax.annotate(module, (1.0, y[part.index].mean()), xycoords=("axes fraction", "data"), xytext=(4, 0),
+                    textcoords="offset points", va="center", fontsize=8, color="dimgrey")
+    ax.set_xlim(0, 1.0)
+    ax.set_ylim(-0.7, len(drawn) - 0.3)
+    ax.set_xlabel("share of the tool's single-tool rows with the tool in the top k (Wilson 95% CI)")
+    missing = table.loc[table["n"] == 0, "tool"].tolist()
+    ax.set_title(f"Per-tool recall — {arm}, {split} split: {int(drawn['n'].sum())} single-tool rows over "
+                 f"{len(drawn)} tools" + (f"\n(no single-tool row: {', '.join(missing)})" if missing else ""),
+                 fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8)
+    fig.tight_layout()
     return _save(fig, path)
 
 

@@ -103,6 +103,16 @@ def redraw_ablation(run: Path, split: str = "test") -> dict[str, str]:
     else:
         done[f"02_toolcard_ablation/no_call_{split}.png"] = (
             f"skipped: needs no_call_scores_{split}.csv (per-query scores, written by runs after this change)")
+    decisions, roc = folder / f"no_call_decisions_{split}.csv", folder / f"no_call_roc_{split}.csv"
+    if decisions.is_file() and roc.is_file():
+        plots.no_call_curves(pd.read_csv(decisions), pd.read_csv(roc), split, folder / f"no_call_curves_{split}.png",
+                             default_arm=default_arm)
+        done[f"02_toolcard_ablation/no_call_curves_{split}.png"] = (
+            f"redrawn from no_call_decisions_{split}.csv and no_call_roc_{split}.csv")
+    recall = folder / f"tool_recall_{split}.csv"
+    if recall.is_file():
+        plots.tool_recall_plot(pd.read_csv(recall), default_arm, split, folder / f"tool_recall_{split}.png")
+        done[f"02_toolcard_ablation/tool_recall_{split}.png"] = f"redrawn from tool_recall_{split}.csv"
     return done
 
 

@@ -24,8 +24,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from toolroute.evaluation.metrics import holm_adjusted
-from toolroute.experiments import declared, targets
+from toolroute.experiments import breakdowns, declared, targets
 from toolroute.experiments import findings as notebook_findings
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS, TOOLCARD_ABLATION,
                                             Experiment)
@@ -275,12 +274,80 @@ def table_html(table: pd.DataFrame) -> str:
 
 
 def paired_with_holm(paired: pd.DataFrame) -> pd.DataFrame:
-    """02's paired comparisons with a Holm-adjusted p-value over the whole table (every arm and metric is
-    one family), next to the uncorrected one."""
-    out = paired.copy()
-    if "p_value" in out.columns:
-        out.insert(out.columns.get_loc("p_value") + 1, "p (Holm)", holm_adjusted(out["p_value"].tolist()))
-    return out
+    """02's paired comparisons with the Holm-adjusted p-value over the whole table (every arm and metric is
+    one family) and its decision at 0.05, next to the uncorrected p: as 02 wrote them, or computed the same
+    way for a table from before it did."""
+    return breakdowns.with_holm(paired).rename(columns={"p_holm": "p (Holm)", "holm_reject": "holds after Holm"})
+
+
+def _ci_text(row: pd.Series, metric: str) -> str:
+    value = row.get(metric)
+    if value is None or pd.isna(value):
+        return "–"
+    return f"{value:.3f} [{row[f'{metric}_lo']:.3f}, {row[f'{metric}_hi']:.3f}]"
+
+
+def split_view(by_split: pd.DataFrame, metric: str = "hit@1") -> pd.DataFrame:
+    """Every arm (rows) on every split (columns naming the split, its writer and call rows), the metric with
+    its 95% CI as text."""
+    first = by_split.drop_duplicates("split").set_index("split")
+    heads = {s: f"{s} (writer {r['writer']}, {int(r['n_call'])} call rows)" for s, r in first.iterrows()}
+    rows = [{"arm_label": arm, **{heads[r["split"]]: _ci_text(r, metric) for _, r in part.iterrows()}}
+            for arm, part in by_split.groupby("arm_label", sort=False)]
+    return pd.DataFrame(rows, columns=["arm_label", *heads.values()])
+
+
+def captioned(table: pd.DataFrame | None, caption: str) -> pd.DataFrame | None:
+    """The table with a line `show` prints above it (kept in `attrs`, so a section stays text, figures, tables)."""
+    if table is not None:
+        table = table.copy()
+        table.attrs["caption"] = caption
+    return table
+
+
+def _pick(table: pd.DataFrame | None, columns: list[str]) -> pd.DataFrame | None:
+    return None if table is None else table[[c for c in columns if c in table.columns]]
+
+
+def breakdown_views(run: RunOutputs) -> list[pd.DataFrame]:
+    """02's statistics beyond the pooled test table, each as the report shows it (the CSVs hold every
+    column): Hit@1 of every arm on every split, the main arms by writer and by row kind (the default arm on
+    every split, the others on the last split), the no-call decision's ROC / risk–coverage summary, the
+    confusion by module and per-tool recall. The default arm is the first arm of the kind table."""
+    t = run.tables.get(TOOLCARD_ABLATION.notebook) or {}
+    items: list[pd.DataFrame | None] = []
+    if "ablation_by_split" in t:
+        items.append(captioned(split_view(t["ablation_by_split"]),
+                               "Hit@1 of every arm on every split, 95% bootstrap CI (calib: "
+                               f"{breakdowns.SPLIT_ROLES['calib']}; dev: {breakdowns.SPLIT_ROLES['dev']})."))
+    items.append(captioned(_pick(t.get("by_writer"), [
+        "arm_label", "writer", "splits", "tuned_on", "kinds", "n", "n_call", "hit@1", "hit@1_lo", "hit@1_hi", "recall@5",
+        "mrr", "no_call_accuracy", "gap_vs", "hit@1_gap", "hit@1_gap_lo", "hit@1_gap_hi", "same_kinds",
+        "hit@1_gap_same_kinds", "hit@1_gap_same_kinds_lo", "hit@1_gap_same_kinds_hi"]),
+        "The main arms by query writer; Hit@1 gap: writer B minus writer A on the splits no one tuned on, over all "
+        "rows and over the row kinds both wrote, with unpaired 95% bootstrap CIs."))
+    kinds = t.get("by_row_kind")
+    if kinds is not None and len(kinds):
+        default, last = kinds["arm_label"].iloc[0], list(dict.fromkeys(kinds["split"]))[-1]
+        shown = kinds[(kinds["arm_label"] == default) | (kinds["split"] == last)]
+        items.append(captioned(_pick(shown, [
+            "arm_label", "split", "kind", "n", "hit@1", "hit@1_lo", "hit@1_hi", "recall@1", "recall@5", "mrr",
+            "false_no_call_rate", "no_call_accuracy", "no_call_accuracy_lo", "no_call_accuracy_hi"]),
+            f"Row kinds as separate lines ({default} on every split, the other main arms on {last}). Multi-tool "
+            f"rows: {breakdowns.KIND_NOTES['multi']}."))
+    items.append(captioned(_pick(t.get("no_call_roc_test"), [
+        "arm_label", "n_call", "n_no_call", "auc", "auc_lo", "auc_hi", "threshold", "no_call_accuracy",
+        "no_call_accuracy_lo", "no_call_accuracy_hi", "false_no_call_rate", "false_no_call_rate_lo",
+        "false_no_call_rate_hi", "coverage", "risk", "risk_lo", "risk_hi", "risk_all_routed"]),
+        "The no-call decision at every threshold: AUC of P(call) with its bootstrap CI; at the threshold fitted "
+        "on calib, the rates with Wilson CIs (risk: routed rows that are no-call rows or have a wrong top-1)."))
+    items.append(captioned(t.get("module_confusion_test"),
+                           "Routing decision by module, counts: expected module in rows, the top-1's module (or no "
+                           "call) in columns; single-tool and no-call rows."))
+    items.append(captioned(_pick(t.get("tool_recall_test"), [
+        "module", "tool", "n", "recall@1", "recall@1_lo", "recall@1_hi", "recall@5", "recall@5_lo", "recall@5_hi",
+        "n_multi"]), "Per-tool recall over each tool's single-tool rows, Wilson 95% CIs."))
+    return [i for i in items if i is not None]
 
 
 def step_limit_verdict(run: RunOutputs, proposed: int = 3) -> list[str]:
@@ -301,7 +368,7 @@ def _ablation_view(run: RunOutputs, experiment: Experiment) -> list | None:
     if top is None:
         return None
     paired = run.table(experiment.notebook, "paired_test")
-    return [top, *([paired_with_holm(paired)] if paired is not None else [])]
+    return [top, *([paired_with_holm(paired)] if paired is not None else []), *breakdown_views(run)]
 
 
 def _step_limits_view(run: RunOutputs, experiment: Experiment) -> list | None:
@@ -397,6 +464,8 @@ def show(items: list) -> None:
         elif isinstance(item, str):
             display(Markdown(item))
         elif isinstance(item, pd.DataFrame):
+            if item.attrs.get("caption"):
+                display(Markdown(item.attrs["caption"]))
             display(HTML(table_html(item)))
         else:
             display(item)
