@@ -261,7 +261,7 @@ def test_scale_plot_draws_both_series_with_bootstrap_bands_and_the_median_of_pas
     def series(name, sizes, passes):
         return pd.DataFrame([{**row, "size": size, "series": name, "split": split, "hit@1_lo": 0.7, "hit@1_hi": 0.9,
                               "latency_passes": passes, "latency_p50_min_ms": 18.0, "latency_p50_max_ms": 22.0,
-                              "top1_distractor": 0.05}
+                              "top1_distractor": 0.05, "distractor_in_top5": 0.2, "latency_load_avg": 3.5}
                              for row in _scale_table().drop(columns="size").drop_duplicates("arm").to_dict("records")
                              for size in sizes for split in ("test", "dev")])
     korean, bfcl = series("korean", (54, 104, 268), 3), series("bfcl", (54, 500, 2628), 1)
@@ -272,8 +272,10 @@ def test_scale_plot_draws_both_series_with_bootstrap_bands_and_the_median_of_pas
     assert all(len(line.get_xdata()) == 3 for line in hit.get_lines()[:4])  # the test split only, not dev too
     lo = [c for c in hit.collections if isinstance(c, PolyCollection)][0].get_paths()[0].vertices[:, 1].min()
     assert lo == pytest.approx(0.7)  # the table's bootstrap CI, not a Wilson interval
-    assert len(top1.get_lines()) == 4
+    assert len(top1.get_lines()) == 8  # on top and in the top 5, per series and arm
     assert "Korean: median of 3 passes" in latency.get_title() and "BFCL: one pass" in latency.get_title()
+    assert "load average 3.5–3.5" in latency.get_title()  # how busy the cores were while timing
+    assert hit.get_xlim() == top1.get_xlim() == latency.get_xlim()
     assert "not run" in bfcl_ax.texts[0].get_text()
 
 

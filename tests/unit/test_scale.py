@@ -132,7 +132,7 @@ def test_latency_is_the_median_pass_with_the_spread_of_p50():
     import numpy as np
 
     times = np.array([[10.0, 20.0, 30.0], [100.0, 100.0, 100.0], [12.0, 22.0, 32.0]])
-    cols = latency_columns(times)
+    cols = latency_columns(times, 1.234)
     assert cols["latency_p50_ms"] == 22.0 and (cols["latency_p50_min_ms"], cols["latency_p50_max_ms"]) == (20.0, 100.0)
-    assert (cols["latency_passes"], cols["latency_queries"]) == (3, 3)
+    assert (cols["latency_passes"], cols["latency_queries"], cols["latency_load_avg"]) == (3, 3, 1.23)
     assert cols["latency_p95_ms"] == float(np.median(np.percentile(times, 95, axis=1)))

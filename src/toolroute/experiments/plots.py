@@ -613,14 +613,17 @@ def _rate_band(ax, part: pd.DataFrame, col: str, n: int | None, color: str):
 
 
 def _latency_text(series: list[tuple[str, pd.DataFrame]]) -> str:
-    parts = []
+    """One line per series: its passes and, when recorded, the machine's load while it was timed."""
+    lines = []
     for name, part in series:
         passes = _n(part, "latency_passes", None)
-        label = SCALE_SERIES[name][2].split(" ")[0]
-        parts.append(f"{label}: " + (f"median of {passes} passes" if passes and passes > 1 else
-                                     "one pass (a few ms between arms is noise)"))
-    queries = _n(series[0][1], "latency_queries", None)
-    return "; ".join(parts) + (f"; {queries} queries" if queries else "")
+        queries = _n(part, "latency_queries", None)
+        load = part["latency_load_avg"].dropna() if "latency_load_avg" in part.columns else pd.Series(dtype=float)
+        lines.append(f"{SCALE_SERIES[name][2].split(' ')[0]}: " +
+                     (f"median of {passes} passes" if passes and passes > 1 else "one pass (a few ms is noise)") +
+                     (f" over {queries} queries" if queries else "") +
+                     (f", load average {load.min():.1f}–{load.max():.1f} on the cores" if len(load) else ""))
+    return "\n".join(lines)
 
 
 def plot_scale(table: pd.DataFrame, path: str | Path | None = None, bfcl: pd.DataFrame | None = None,
@@ -656,7 +659,11 @@ def plot_scale(table: pd.DataFrame, path: str | Path | None = None, bfcl: pd.Dat
                        label=f"{what}: false no-call")
             if "top1_distractor" in rows.columns:
                 _rate_band(ax_top, rows, "top1_distractor", n_call, c)
-                ax_top.plot(rows["size"], rows["top1_distractor"], ls=ls, marker=marker, color=c, lw=lw, label=what)
+                ax_top.plot(rows["size"], rows["top1_distractor"], ls=ls, marker=marker, color=c, lw=lw,
+                            label=f"{what}: on top")
+            if "distractor_in_top5" in rows.columns:
+                ax_top.plot(rows["size"], rows["distractor_in_top5"], ls=ls, marker="v", color=c, lw=0.9, alpha=0.7,
+                            label=f"{what}: in the top 5")
             if {"latency_p50_min_ms", "latency_p50_max_ms"} <= set(rows.columns):
                 ax_lat.fill_between(rows["size"], rows["latency_p50_min_ms"], rows["latency_p50_max_ms"], color=c,
                                     alpha=0.12, lw=0)
@@ -672,9 +679,9 @@ def plot_scale(table: pd.DataFrame, path: str | Path | None = None, bfcl: pd.Dat
               ax_r5: f"Recall@5, insurance {split} split ({call_n}; bands: 95% CI)",
               ax_nc: f"No-call rule, refitted on calib at each size\n(accuracy over {no_call_n}, "
                      f"false no-call over {call_n})",
-              ax_top: f"Call rows whose top tool is a distractor ({call_n})",
-              ax_lat: "Route latency per query (ms), one query at a time\n" + _latency_text(series) +
-                      "; band: p50 min–max over passes"}
+              ax_top: f"Call rows with a distractor on top (thick) or in the top 5 (thin)\n({call_n})",
+              ax_lat: "Route latency per query (ms), one query at a time, p50 (band: min–max over passes)\n"
+                      + _latency_text(series)}
     for ax, title in titles.items():
         ax.set_xscale("log")
         ax.set_xlabel("tools in the catalogue (54 insurance + distractors)")
@@ -682,8 +689,10 @@ def plot_scale(table: pd.DataFrame, path: str | Path | None = None, bfcl: pd.Dat
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
+    sizes = pd.concat([part["size"] for _, part in series])
+    for ax in (ax_hit, ax_r5, ax_nc, ax_top, ax_lat):  # one x range: the series side by side
+        ax.set_xlim(sizes.min() * 0.9, sizes.max() * 1.1)
     if not ax_top.lines:  # tables from before the column
-        ax_top.set_xlim(ax_hit.get_xlim())
         ax_top.text(0.5, 0.5, "not in these tables", transform=ax_top.transAxes, ha="center", va="center", fontsize=9)
     for ax in (ax_hit, ax_r5, ax_nc, ax_top):
         ax.set_ylim(0, 1.02)

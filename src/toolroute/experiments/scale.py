@@ -13,6 +13,7 @@ second part routes BFCL's own questions over BFCL's own tools.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Callable, Sequence
@@ -80,13 +81,20 @@ def latency_ms(router: ToolRouter, queries: Sequence[str], passes: int = 1) -> n
     return out
 
 
-def latency_columns(times: np.ndarray) -> dict:
-    """p50 and p95 of each pass, reported as the median pass, with the spread of p50 over the passes."""
+def latency_columns(times: np.ndarray, load_average: float | None = None) -> dict:
+    """p50 and p95 of each pass, reported as the median pass, with the spread of p50 over the passes and
+    the machine's 1-minute load average when they were timed (other work on the cores inflates them)."""
     times = np.atleast_2d(times)
     p50, p95 = np.percentile(times, 50, axis=1), np.percentile(times, 95, axis=1)
     return {"latency_p50_ms": float(np.median(p50)), "latency_p95_ms": float(np.median(p95)),
             "latency_p50_min_ms": float(p50.min()), "latency_p50_max_ms": float(p50.max()),
-            "latency_passes": int(times.shape[0]), "latency_queries": int(times.shape[1])}
+            "latency_passes": int(times.shape[0]), "latency_queries": int(times.shape[1]),
+            "latency_load_avg": float("nan") if load_average is None else round(float(load_average), 2)}
+
+
+def load_average() -> float | None:
+    """The 1-minute load average (None where the platform has none)."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
 
 
 def edit_cost(router: ToolRouter) -> dict:
@@ -191,7 +199,7 @@ def run_growth(base: Catalog, grow: Callable[[int], Catalog], sizes: Sequence[in
                       "distractors": len(catalog) - len(base), "records": report.records if report else 0,
                       "embedded": report.embedded if report else 0,
                       "build_seconds": report.seconds if report else 0.0,
-                      **latency_columns(latency_ms(router, timing_queries, latency_passes))}
+                      **latency_columns(latency_ms(router, timing_queries, latency_passes), load_average())}
             if size in edit_sizes:  # last: the edit and its undo rewrite one record of the index
                 common.update(edit_cost(router))
             rows.extend({**common, "split": split, **quality[split]} for split in queries)
