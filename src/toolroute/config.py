@@ -83,6 +83,11 @@ def queries_path(domain: str = "insurance", split: str = "dev") -> Path:
     return ROOT / "data" / domain / "queries" / f"{split}.jsonl"
 
 
+def korean_distractors_path() -> Path:
+    """The near-miss Korean tools (OpenAI schemas) written for the same-language crowding test."""
+    return ROOT / "data" / "scale" / "korean_distractors.json"
+
+
 def results_dir() -> Path:
     return ROOT / "results"
 

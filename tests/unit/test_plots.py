@@ -245,16 +245,38 @@ def test_scale_plot_labels_the_threshold_draws_bands_says_single_pass_and_plots_
     bfcl = pd.DataFrame([{"arm": a, "category": c, "n": n, "tools": 894, "hit@1": 0.5, "recall@5": 0.8}
                          for a in ("dense", "bm25") for c, n in (("all", 1253), ("multiple", 200))])
     fig = plots.plot_scale(_scale_table(), bfcl=bfcl)
-    quality, no_call, latency, bfcl_ax = fig.axes
-    assert any("0.9" in line.get_label() for line in quality.get_lines())
-    assert any("0.9" in t.get_text() for t in quality.texts)
-    assert len([c for c in quality.collections if isinstance(c, PolyCollection)]) == 4  # 2 arms x 2 metrics
-    assert len([c for c in no_call.collections if isinstance(c, PolyCollection)]) == 4
+    hit, recall, no_call, top1, latency, bfcl_ax = fig.axes
+    assert any("0.9" in line.get_label() for line in hit.get_lines())
+    assert any("0.9" in t.get_text() for t in hit.texts)
+    bands = lambda ax: len([c for c in ax.collections if isinstance(c, PolyCollection)])  # noqa: E731
+    assert bands(hit) == bands(recall) == 2 and bands(no_call) == 4  # per arm; no-call: accuracy and false no-call
     assert "one pass" in latency.get_title() and "100 queries" in latency.get_title()
+    assert "not in these tables" in [t.get_text() for t in top1.texts]  # an old table without the column
     assert "n=1253" in [t.get_text() for t in bfcl_ax.get_xticklabels()][0]
-    assert "n=229" in quality.get_title() and "n=38" in no_call.get_title()
-    multi = plots.plot_scale(_scale_table().assign(latency_passes=3))
-    assert len(multi.axes) == 3 and "median of 3 passes" in multi.axes[2].get_title()
+    assert "n=229" in hit.get_title() and "n=38" in no_call.get_title()
+    assert [line.get_color() for line in hit.get_lines() if "hybrid" in line.get_label()] == [plots.DEFAULT_COLOR]
+
+
+def test_scale_plot_draws_both_series_with_bootstrap_bands_and_the_median_of_passes():
+    def series(name, sizes, passes):
+        return pd.DataFrame([{**row, "size": size, "series": name, "split": split, "hit@1_lo": 0.7, "hit@1_hi": 0.9,
+                              "latency_passes": passes, "latency_p50_min_ms": 18.0, "latency_p50_max_ms": 22.0,
+                              "top1_distractor": 0.05, "distractor_in_top5": 0.2, "latency_load_avg": 3.5}
+                             for row in _scale_table().drop(columns="size").drop_duplicates("arm").to_dict("records")
+                             for size in sizes for split in ("test", "dev")])
+    korean, bfcl = series("korean", (54, 104, 268), 3), series("bfcl", (54, 500, 2628), 1)
+    fig = plots.plot_scale(bfcl, korean=korean)
+    hit, _, _, top1, latency, bfcl_ax = fig.axes
+    labels = [line.get_label() for line in hit.get_lines()]
+    assert sum("Korean" in label for label in labels) == 2 and sum("BFCL" in label for label in labels) == 2
+    assert all(len(line.get_xdata()) == 3 for line in hit.get_lines()[:4])  # the test split only, not dev too
+    lo = [c for c in hit.collections if isinstance(c, PolyCollection)][0].get_paths()[0].vertices[:, 1].min()
+    assert lo == pytest.approx(0.7)  # the table's bootstrap CI, not a Wilson interval
+    assert len(top1.get_lines()) == 8  # on top and in the top 5, per series and arm
+    assert "Korean: median of 3 passes" in latency.get_title() and "BFCL: one pass" in latency.get_title()
+    assert "load average 3.5–3.5" in latency.get_title()  # how busy the cores were while timing
+    assert hit.get_xlim() == top1.get_xlim() == latency.get_xlim()
+    assert "not run" in bfcl_ax.texts[0].get_text()
 
 
 def test_card_improvement_plots_paired_differences_with_the_hit1_n_and_the_cost():

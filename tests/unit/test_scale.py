@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from toolroute.external import bfcl
-from toolroute.experiments.scale import first_size_below, run_bfcl_routing, run_scale
+from toolroute.experiments.scale import first_size_below, latency_columns, run_bfcl_routing, run_scale
 
 from conftest import HashEmbedder
 
@@ -90,7 +90,7 @@ def test_a_failed_download_is_a_clear_error(tmp_path, monkeypatch):
 
 def test_scale_sweep_grows_one_index_and_reports_each_size(wheel, tmp_path):
     table = run_scale(sizes=[56, 54, 58], arms=["dense", "hybrid"], embedder=HashEmbedder(), chroma_path=tmp_path / "c",
-                      latency_queries=3, wheel=wheel, progress=False)
+                      latency_queries=3, latency_passes=2, wheel=wheel, progress=False)
     assert list(table["size"]) == [54, 54, 56, 56, 58, 58] and list(table["tools"]) == [54, 54, 56, 56, 58, 58]
     dense = table[table["arm"] == "dense"].set_index("size")
     # each step embeds only the two distractors it adds (purpose + tags each); hybrid reuses dense's index
@@ -99,6 +99,8 @@ def test_scale_sweep_grows_one_index_and_reports_each_size(wheel, tmp_path):
     assert dense.loc[54, "edit_records_embedded"] == 1 and dense.loc[58, "edit_records_embedded"] == 1
     assert dense[["edit_seconds"]].notna().loc[[54, 58]].all().all() and dense["edit_seconds"].isna().loc[56]
     assert set(first_size_below(table, threshold=1.01).values()) == {54}
+    assert (table["latency_passes"] == 2).all() and set(table["series"]) == {"bfcl"} and set(table["split"]) == {"test"}
+    assert table.loc[table["size"] == 54, "hit@1_diff"].isna().all() and table.loc[table["size"] > 54, "hit@1_diff"].notna().all()
     with pytest.raises(ValueError, match="at least 54"):
         run_scale(sizes=[10], embedder=HashEmbedder(), chroma_path=tmp_path / "c", wheel=wheel, progress=False)
 
@@ -124,3 +126,13 @@ def test_findings_say_when_hit1_was_below_the_line_before_any_distractor():
     lines = findings(table)
     assert "already at the smallest size" in lines[0] and "first below 0.9 at 100 tools" in lines[1]
     assert lines[2].startswith("- One-card edit, dense, at 54 tools (609 records): 0.30 s") and len(lines) == 3
+
+
+def test_latency_is_the_median_pass_with_the_spread_of_p50():
+    import numpy as np
+
+    times = np.array([[10.0, 20.0, 30.0], [100.0, 100.0, 100.0], [12.0, 22.0, 32.0]])
+    cols = latency_columns(times, 1.234)
+    assert cols["latency_p50_ms"] == 22.0 and (cols["latency_p50_min_ms"], cols["latency_p50_max_ms"]) == (20.0, 100.0)
+    assert (cols["latency_passes"], cols["latency_queries"], cols["latency_load_avg"]) == (3, 3, 1.23)
+    assert cols["latency_p95_ms"] == float(np.median(np.percentile(times, 95, axis=1)))

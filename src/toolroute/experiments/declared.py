@@ -91,7 +91,10 @@ def _check_ragas_eval(values: dict) -> None:
 def _check_scale(values: dict) -> None:
     from toolroute.experiments.scale import check_parameters  # loaded when its check runs: the declarations stay import-light
 
+    from toolroute.experiments import crowding  # loaded when its check runs: the declarations stay import-light
+
     check_parameters(values["sizes"], values["arms"], values["split"], values["bfcl_categories"], values["bfcl_arms"])
+    crowding.check_parameters(values["korean_added"], values["korean_splits"], values["korean_field_sets"])
 
 
 def _check_card_improvement(values: dict) -> None:
@@ -173,9 +176,10 @@ RAGAS_EVAL = Experiment(
     figures=("metrics.png",))
 SCALE = Experiment(
     "05_scale", "Routing at scale", check=_check_scale,
-    about="The 54 Korean cards among up to 2,628 tools (distractors from BFCL's function documents), and "
-          "routing on BFCL's own questions and tools.",
-    tables=("scale.csv", "bfcl_routing.csv", "edit_cost.csv"), figures=("scale.png",))
+    about="The 54 Korean cards among Korean tools of other business lines (the same-language crowding test, "
+          "up to 268 tools) and among up to 2,628 English ones (BFCL's function documents), and routing on "
+          "BFCL's own questions and tools.",
+    tables=("korean_crowding.csv", "scale.csv", "bfcl_routing.csv", "edit_cost.csv"), figures=("scale.png",))
 CARD_IMPROVEMENT = Experiment(
     "06_card_improvement", "Improving the cards", calls_llm=True, check=_check_card_improvement,
     rows=_card_improvement_rows, row_unit="cards and rerank queries", fixed_seconds=60,

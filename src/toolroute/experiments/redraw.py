@@ -146,9 +146,12 @@ def redraw_scale(run: Path) -> dict[str, str]:
         if "latency_passes" not in table.columns:  # tables from before the column: one pass each
             table = table.assign(latency_passes=1, latency_queries=min(params.get("latency_queries", 100), len(queries)))
         bfcl = pd.read_csv(folder / "bfcl_routing.csv") if (folder / "bfcl_routing.csv").is_file() else None
+        korean = pd.read_csv(folder / "korean_crowding.csv") if (folder / "korean_crowding.csv").is_file() else None
         plots.plot_scale(table, folder / "scale.png", bfcl=bfcl, n_call=sum(q.is_call for q in queries),
-                         n_no_call=sum(not q.is_call for q in queries))
-        done["05_scale/scale.png"] = f"redrawn from scale.csv and bfcl_routing.csv (n from the {split} queries)"
+                         n_no_call=sum(not q.is_call for q in queries), korean=korean, split=split)
+        done["05_scale/scale.png"] = (f"redrawn from scale.csv, bfcl_routing.csv" +
+                                      (" and korean_crowding.csv" if korean is not None else "") +
+                                      f" (n from the {split} queries)")
     return done
 
 

@@ -126,13 +126,15 @@ def findings(run: RunOutputs, notebook: str) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
-def scale_summary(run: RunOutputs) -> pd.DataFrame | None:
-    """The scale experiment at each catalogue size, one row per size and arm, with the columns a reader compares."""
-    table = run.table(SCALE.notebook, "scale")
+def scale_summary(run: RunOutputs, name: str = "scale") -> pd.DataFrame | None:
+    """A distractor series of the scale experiment (`scale`: BFCL, `korean_crowding`: Korean tools), one row
+    per catalogue size, arm (and card fields and split, when measured), with the columns a reader compares."""
+    table = run.table(SCALE.notebook, name)
     if table is None:
         return None
-    cols = ["size", "arm", "records", "hit@1", "recall@5", "mrr", "no_call_accuracy", "latency_p50_ms",
-            "latency_p95_ms", "edit_seconds", "vector_mb"]
+    cols = ["fields", "split", "size", "arm", "records", "hit@1", "hit@1_lo", "hit@1_hi", "hit@1_diff",
+            "hit@1_diff_lo", "hit@1_diff_hi", "recall@5", "mrr", "no_call_accuracy", "top1_distractor",
+            "distractor_in_top5", "latency_p50_ms", "latency_p95_ms", "latency_passes", "edit_seconds", "vector_mb"]
     return table[[c for c in cols if c in table.columns]]
 
 
@@ -390,7 +392,10 @@ def _ragas_view(run: RunOutputs, experiment: Experiment) -> list | None:
 
 def _scale_view(run: RunOutputs, experiment: Experiment) -> list | None:
     table = scale_summary(run)
-    return None if table is None else [table, run.table(experiment.notebook, "bfcl_routing")]
+    korean = scale_summary(run, "korean_crowding")
+    bfcl = run.table(experiment.notebook, "bfcl_routing")
+    return None if table is None else [*([korean] if korean is not None else []), table,
+                                       *([bfcl] if bfcl is not None else [])]
 
 
 def _card_improvement_view(run: RunOutputs, experiment: Experiment) -> list | None:
