@@ -33,6 +33,15 @@ SYSTEM_PROMPT = (
 DISCLAIMER = "※ 안내해 드린 내용은 참고용이며, 정확한 보장과 보험료는 상품설명서와 약관을 확인해 주세요."
 DISCLAIMER_MARKERS = ["참고용", "상품설명서와 약관", "약관을 확인", "상품설명서를 확인"]
 
+# An answer asking the customer for a fact: the fact's words, then (within a clause) a request.
+_REQUEST = (r"[^.!?\n]{0,20}?(?:알려\s*주|말씀해\s*주|말씀\s*부탁|확인해\s*주|확인이\s*필요|입력해\s*주|여쭤|"
+            r"(?:이|가)\s*필요|필요합니다|어떻게\s*되(?:시|세)|(?:이|)신가요|인가요|되시나요|\?)")
+ASK_PATTERNS = {
+    "age": r"(?:나이|연령|몇\s*(?:세|살)|생년월일)" + _REQUEST,
+    "sex": r"(?:성별|남성\s*(?:인지|이신지|또는|이나|/)|남자\s*(?:인지|또는|/))" + _REQUEST,
+    "customer": r"(?:성함|이름|고객\s*번호|계약자\s*(?:ID|번호))" + _REQUEST,
+    "products": r"(?:(?:어떤|어느)\s*(?:상품|보험)|상품\s*(?:명|이름))" + _REQUEST,
+}
 _MALE_WORDS = ("남성", "남자", "아버지", "아빠", "할아버지", "아들", "남편", "남편분")
 _FEMALE_WORDS = ("여성", "여자", "어머니", "엄마", "할머니", "딸", "아내", "부인")
 _AGE = re.compile(r"(?<!\d)(\d{1,3})\s*(?:세|살)")
@@ -163,4 +172,5 @@ def build_pack() -> DomainPack:
         find_banned=find_banned,
         disclaimer=DISCLAIMER,
         disclaimer_markers=DISCLAIMER_MARKERS,
+        ask_patterns=ASK_PATTERNS,
     )
