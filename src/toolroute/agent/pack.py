@@ -79,6 +79,8 @@ class DomainPack:
     # Per context key of `extract_context` ("age", "sex", "customer", "products" …): a regex matching an answer
     # that asks the customer for it; the experiments count an answer asking for what the conversation gave.
     ask_patterns: dict[str, str] = field(default_factory=dict)
+    # Tool-result field names in the domain's words, for results shown as lines (AgentConfig.tool_result_format).
+    result_labels: dict[str, str] = field(default_factory=dict)
     # Short referential follow-ups the rewriter must complete ("그거 얼마야?", "아버지").
     followup_markers: list[str] = field(default_factory=lambda: [
         "그거", "그건", "그게", "이거", "이건", "저거", "그럼", "그러면", "방금", "아까", "위에", "두 상품", "둘 다",
