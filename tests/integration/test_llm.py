@@ -199,3 +199,74 @@ def test_setup_check_names_a_runtime_that_crashes_while_generating(monkeypatch):
     assert models.generation_problem("/no/model.gguf").endswith("model file is truncated")
     monkeypatch.setattr(models, "_GENERATE", "pass")
     assert models.generation_problem("/no/model.gguf") is None
+
+
+# --- the tool-call grammar in llama.cpp's own engine (vocab-only load of the GGUF, about a second) -----------
+
+def _grammar_engine():
+    """A function text -> whether llama.cpp's grammar sampler admits it as a whole reply (EOS included);
+    skipped where llama.cpp or the verified GGUF is missing (nothing is downloaded here)."""
+    import ctypes
+    import math
+
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from toolroute.config import model_dir
+    from toolroute.llm.gguf import QWEN_1_5B, is_verified
+    from toolroute.llm.tokens import _vocab
+
+    path = model_dir() / QWEN_1_5B.name
+    if not is_verified(path, QWEN_1_5B):
+        pytest.skip(f"{path} is not there (make setup fetches it)")
+    llm = _vocab(str(path))
+    eos = llm.token_eos()
+
+    def admits(grammar: str, text: str) -> bool:
+        sampler = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, grammar.encode(), b"root")
+        assert sampler, "llama.cpp could not parse the grammar"
+        try:
+            for token in llm.tokenize(text.encode(), add_bos=False, special=True) + [eos]:
+                data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(id=token, logit=1.0, p=0.0))
+                candidates = llama_cpp.llama_token_data_array(data=data, size=1, selected=-1, sorted=False)
+                llama_cpp.llama_sampler_apply(sampler, ctypes.byref(candidates))
+                if math.isinf(data[0].logit):
+                    return False
+                if token != eos:
+                    llama_cpp.llama_sampler_accept(sampler, token)
+            return True
+        finally:
+            llama_cpp.llama_sampler_free(sampler)
+
+    return admits
+
+
+def _call(name: str, args: dict) -> str:
+    return f'<tool_call>\n{json.dumps({"name": name, "arguments": args}, ensure_ascii=False)}\n</tool_call>'
+
+
+def test_llama_cpp_admits_bound_calls_and_text_and_nothing_else():
+    from toolroute.agent.graph import AgentConfig, build_agent
+    from toolroute.agent.pack import load_pack
+    from toolroute.llm.tool_grammar import text_grammar, tool_call_grammar
+
+    admits = _grammar_engine()
+    pack = load_pack("insurance")
+    agent = build_agent(pack, None, config=AgentConfig(use_router=False))
+    grammar = tool_call_grammar([agent.schema(n) for n in ("premium_estimate", "premium_compare", "product_search")])
+    good = _call("premium_estimate", {"product": "첫날부터암보험", "age": 45, "sex": "남성"})
+    assert admits(grammar, good)
+    assert admits(grammar, _call("premium_compare", {"age": 55, "products": ["실속치매보험", "전에없던치매간병보험"]}))
+    assert admits(grammar, good + "\n" + _call("product_search", {}) + "\n")  # two calls in one reply
+    assert admits(grammar, "45세 남성 기준 월 28,650원입니다.")  # or plain text
+    assert not admits(grammar, _call("claim_guide", {"claim_type": "암"}))  # a real tool, but not bound
+    assert not admits(grammar, _call("premium_estimate", {"age": "마흔다섯"}))  # age is an integer
+    assert not admits(grammar, _call("premium_estimate", {"product": "x", "smoker": True}))  # no such argument
+    assert not admits(grammar, _call("premium_compare", {"products": "실속치매보험"}))  # products is an array
+    for markup in ("<tools></tools>", '{"name": "premium_estimate", "arguments": {}}', "```json\n{}\n```",
+                   "보험료는 <tool_call> 입니다", ""):
+        assert not admits(grammar, markup), markup
+    assert admits(text_grammar(), "확인된 보험료는 28,650원입니다.") and not admits(text_grammar(), good)
+    required = tool_call_grammar([{"type": "function", "function": {"name": "lookup", "parameters": {
+        "type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "status": {"enum": ["유지", "해지"]}}}}}])
+    assert admits(required, _call("lookup", {"name": "윤지은", "status": "유지"}))
+    assert not admits(required, _call("lookup", {"status": "유지"}))  # the required name is missing
+    assert not admits(required, _call("lookup", {"name": "윤지은", "status": "실효"}))  # not in the enum

@@ -365,3 +365,17 @@ def test_the_checkpoint_digest_covers_what_a_run_imports_and_nothing_else():
     assert not files & {"agent/registry.py", "experiments/scale.py", "cli.py", "pipeline.py"}
     entries = ["toolroute.experiments.step_limits"]
     assert source_fingerprint(entries) == source_fingerprint(entries)
+
+
+def test_agent_options_reach_the_agent_and_the_checkpoint_tag(tmp_path, monkeypatch):
+    made = []
+    monkeypatch.setattr(step_limits, "create_agent", lambda domain, llm, config, memory_path: made.append(config))
+    step_limits.default_agent_factory("llm", constrained_calls=True, tool_result_format="lines")("threat", 3)
+    assert made[0].top_k == 3 and made[0].constrained_calls and made[0].tool_result_format == "lines"
+    with pytest.raises(ValueError, match="tool_result_format"):
+        run_step_limits(["threat"], [1], progress=False, agent_factory=_never, agent_options={"tool_result_format": "x"})
+    path, built = tmp_path / "runs.partial.jsonl", []
+    for options in (None, {"constrained_calls": False}, {"constrained_calls": True}):
+        run_step_limits(["threat"], [1], task_ids=["th04"], progress=False, agent_factory=factory_with(gold_policy, built),
+                        checkpoint=path, checkpoint_tag="m", agent_options=options)
+    assert len(built) == 2  # the default value given is the default run (reused); another value runs again

@@ -44,6 +44,7 @@ from toolroute.agent.guardrails import DomainGate, guard_output, l1_violation
 from toolroute.agent.pack import DomainPack
 from toolroute.agent.rewriter import SHORT_TURN, rewrite
 from toolroute.config import max_turn_chars
+from toolroute.llm.tool_grammar import text_grammar, tool_call_grammar
 from toolroute.routing import Router
 from toolroute.routing.history import HistoryRouting, HistoryWeighting
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -111,14 +112,29 @@ class AgentConfig:
     # turn alone. On dialog_dev (results/dialog_weighting_grid.csv) weighted reached Hit@1 0.80,
     # the turn alone 0.70 and the carried turn 0.66.
     history_routing: str = "weighted"
+    # Sample the LLM's reply under a grammar (`toolroute.llm.tool_grammar`, sent as the request's `grammar`
+    # field, which llama.cpp's servers read): text, or calls of the bound tools with schema-valid arguments;
+    # text only when no tool is bound. For the embedded model (or any llama.cpp server); off by default.
+    constrained_calls: bool = False
+    tool_result_format: str = "json"  # how tool results reach the LLM: see `result_for_llm` (RESULT_FORMATS)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.history_routing not in ("weighted", "carry", "none"):
             raise ValueError(f"history_routing must be 'weighted', 'carry' or 'none', got '{self.history_routing}'")
+        if self.tool_result_format not in RESULT_FORMATS:
+            raise ValueError(f"tool_result_format: {self.tool_result_format!r} is not one of {RESULT_FORMATS}")
 
     @property
     def recursion_limit(self) -> int:
         return recursion_limit(self.max_tool_steps)
+
+
+def changed_options(**options: Any) -> dict[str, Any]:
+    """The given `AgentConfig` fields whose values differ from the defaults (an unknown field or a bad
+    value is an error): what tells a run's agent apart, e.g. in a checkpoint tag."""
+    AgentConfig(**options)
+    default = AgentConfig()
+    return {k: v for k, v in options.items() if getattr(default, k) != v}
 
 
 def recursion_limit(max_tool_steps: int) -> int:
@@ -126,20 +142,80 @@ def recursion_limit(max_tool_steps: int) -> int:
     return 2 * max_tool_steps + 12
 
 
-def result_for_llm(result: Any, limit: int = 1500) -> str:
+RESULT_FORMATS = ("json", "lines")
+
+
+def result_for_llm(result: Any, limit: int = 1500, style: str = "json", labels: dict[str, str] | None = None) -> str:
     """A tool result as the model reads it: the one-line summary (or the question to ask) first.
 
     A 1.5B model misreads long JSON (a sum insured taken for a premium); tools give a Korean
-    `summary`, so it leads, followed by the rest of the JSON, cut at `limit` characters.
+    `summary`, so it leads, followed by the rest: as JSON (`style` "json"), or as short `key: value`
+    lines (`style` "lines", `result_lines`: keys in the pack's words from `labels`, internal ids left
+    out); cut at `limit` characters.
     """
     if not isinstance(result, dict):
         text = str(result)
-        return text if len(text) <= limit else text[:limit] + " …(생략)"
-    head = result.get("summary") or result.get("ask") or result.get("reason")
-    rest = {k: v for k, v in result.items() if k != "summary"}
-    body = json.dumps(rest, ensure_ascii=False, default=str)
-    text = f"{head}\n{body}" if head else body
+    elif style == "lines":
+        text = result_lines(result, labels or {})
+    else:
+        head = result.get("summary") or result.get("ask") or result.get("reason")
+        rest = {k: v for k, v in result.items() if k != "summary"}
+        body = json.dumps(rest, ensure_ascii=False, default=str)
+        text = f"{head}\n{body}" if head else body
     return text if len(text) <= limit else text[:limit] + " …(생략)"
+
+
+def _internal_key(key: str) -> bool:
+    """Ids and codes the answer must not show (the output guardrail strips them anyway)."""
+    return key in ("id", "code") or key.endswith(("_id", "_code"))
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "예" if value else "아니오"
+    return str(value)
+
+
+def _pairs(item: dict, labels: dict[str, str]) -> str:
+    """A dict on one line: `label value` pairs (a `<key>_text` twin replaces its raw number)."""
+    parts = []
+    for key, value in item.items():
+        if _internal_key(key) or value in (None, "", [], {}) or f"{key}_text" in item:
+            continue
+        label = labels.get(key.removesuffix("_text"), key.removesuffix("_text"))
+        if isinstance(value, dict):
+            parts.append(f"{label} ({_pairs(value, labels)})")
+        elif isinstance(value, list):
+            parts.append(f"{label} [" + "; ".join(_pairs(v, labels) if isinstance(v, dict) else _scalar(v) for v in value) + "]")
+        else:
+            parts.append(f"{label} {_scalar(value)}")
+    return ", ".join(parts)
+
+
+def result_lines(result: dict, labels: dict[str, str]) -> str:
+    """A tool result as compact lines: the summary (or question, or reason) first, then one `label: value`
+    line per field; a list of records gives one `- ` line per record (its own summary when it has one);
+    a number with a `<key>_text` twin is shown as the text ("28,650원"); ids, codes, nulls and
+    `status: ok` are left out."""
+    head_key = next((k for k in ("summary", "ask", "reason") if result.get(k)), None)
+    lines = [str(result[head_key])] if head_key else []
+    for key, value in result.items():
+        if key in ("summary", head_key) or _internal_key(key) or value in (None, "", [], {}) or f"{key}_text" in result:
+            continue
+        if key == "status" and value == "ok":
+            continue
+        label = labels.get(key.removesuffix("_text"), key.removesuffix("_text"))
+        if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+            lines.append(f"{label}:")
+            lines += [f"- {v['summary']}" if isinstance(v, dict) and v.get("summary")
+                      else f"- {_pairs(v, labels) if isinstance(v, dict) else _scalar(v)}" for v in value]
+        elif isinstance(value, list):
+            lines.append(f"{label}: " + ", ".join(_scalar(v) for v in value))
+        elif isinstance(value, dict):
+            lines.append(f"{label}: {_pairs(value, labels)}")
+        else:
+            lines.append(f"{label}: {_scalar(value)}")
+    return "\n".join(lines)
 
 
 def looks_like_markup(text: str) -> bool:
@@ -212,6 +288,7 @@ class Agent:
     checkpointer: Any = None
     graph: Any = None
     _schemas: dict[str, dict] = field(default_factory=dict)
+    _grammars: dict[tuple[str, ...], str] = field(default_factory=dict)  # per bound tool list (constrained_calls)
     _ahead: dict[str, concurrent.futures.Future] = field(default_factory=dict)  # route texts being embedded
 
     # --- tool schemas ------------------------------------------------------------------------------
@@ -340,15 +417,32 @@ class Agent:
         messages = self._prompt(state)[: -len(state["messages"][self._turn_start(state):])]
         lines = []
         for entry in state.get("tool_log", []):
-            result = result_for_llm(entry["result"], MAX_TOOL_RESULT_CHARS)
+            result = self._result_text(entry["result"])
             lines.append(f"- {entry['name']}({json.dumps(entry['args'], ensure_ascii=False)}): {result}")
         question = state.get("rewritten") or state.get("query", "")
         body = f"{question}\n\n[도구 결과]\n" + "\n".join(lines) + f"\n\n{FINAL_INSTRUCTION}" if lines else question
         return messages + [HumanMessage(body)]
 
+    def _result_text(self, result: Any) -> str:
+        return result_for_llm(result, MAX_TOOL_RESULT_CHARS, self.config.tool_result_format, self.pack.result_labels)
+
+    def request_options(self, tools: list[str]) -> dict[str, Any]:
+        """What this agent adds to an LLM request with `tools` bound: with `constrained_calls`, the
+        grammar of the reply (`extra_body={"grammar": …}`); else nothing."""
+        if not self.config.constrained_calls:
+            return {}
+        key = tuple(tools)
+        if key not in self._grammars:
+            self._grammars[key] = tool_call_grammar([self.schema(n) for n in tools]) if tools else text_grammar()
+        return {"extra_body": {"grammar": self._grammars[key]}}
+
     def _call(self, state: AgentState, tools: list[str], final: bool = False,
               note: str | None = None) -> tuple[AIMessage, dict]:
-        llm = self.llm.bind_tools([self.schema(n) for n in tools]) if tools else self.llm
+        options = self.request_options(tools)
+        if tools:
+            llm = self.llm.bind_tools([self.schema(n) for n in tools], **options)
+        else:
+            llm = self.llm.bind(**options) if options else self.llm
         reply = llm.invoke(self._final_prompt(state) if final else self._prompt(state, note))
         prompt_tokens, completion_tokens = _usage(reply)
         counters = {"llm_calls": state.get("llm_calls", 0) + 1,
@@ -448,7 +542,7 @@ class Agent:
                 except Exception as exc:  # noqa: BLE001 - any tool failure becomes a message to the model
                     result = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
                     status = "error"
-            messages.append(ToolMessage(result_for_llm(result, MAX_TOOL_RESULT_CHARS), tool_call_id=call["id"], name=call["name"], status=status))
+            messages.append(ToolMessage(self._result_text(result), tool_call_id=call["id"], name=call["name"], status=status))
             log.append({"step": steps, "name": call["name"], "args": call["args"], "result": result, "status": status,
                         "seconds": round(time.perf_counter() - started, 4)})
             sources += self.pack.sources_of(call["name"], result)

@@ -76,6 +76,11 @@ class DomainPack:
     disclaimer: str | None = None
     disclaimer_markers: list[str] = field(default_factory=list)  # words showing the model wrote one already
     sources_of: Callable[[str, Any], list[dict[str, Any]]] = _no_sources
+    # Per context key of `extract_context` ("age", "sex", "customer", "products" …): a regex matching an answer
+    # that asks the customer for it; the experiments count an answer asking for what the conversation gave.
+    ask_patterns: dict[str, str] = field(default_factory=dict)
+    # Tool-result field names in the domain's words, for results shown as lines (AgentConfig.tool_result_format).
+    result_labels: dict[str, str] = field(default_factory=dict)
     # Short referential follow-ups the rewriter must complete ("그거 얼마야?", "아버지").
     followup_markers: list[str] = field(default_factory=lambda: [
         "그거", "그건", "그게", "이거", "이건", "저거", "그럼", "그러면", "방금", "아까", "위에", "두 상품", "둘 다",
@@ -90,7 +95,7 @@ class DomainPack:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"pack {self.name!r}: tools defined twice: {duplicates}")
-        for pattern in self.remove_patterns:
+        for pattern in [*self.remove_patterns, *self.ask_patterns.values()]:
             re.compile(pattern)
         if not self.domain_examples and self.catalog_dir is not None and Path(self.catalog_dir).is_dir():
             catalog = open_catalog(self.catalog_dir)  # the effective cards: an edited card widens the domain too

@@ -19,6 +19,12 @@ AnswerRelevancy (our embedder behind RAGAS' embedding interface) and AgentGoalAc
 (scenario turns, reference = the facts). A judgement that fails (unparsable output, timeout) is
 recorded as failed with its reason and counted, never dropped or scored 0.
 
+The seed's per-turn checks on scenario turns (`turn_checks`, columns of `score_rows`): `forbidden` (the
+answer holds a phrase of the turn's `answer_must_not`), `reasked` (it asks for an age, sex, customer or
+product the conversation's user turns already gave: `agent_eval.reasked_facts`) and `passed` (every gold
+tool name called, every fact in the answer, neither of those, no error): the scenario pass rule. The
+summaries then give `pass_rate` and the turns that failed each check, per kind and per scenario.
+
 Tool calls are converted to RAGAS messages here from the agent's `tool_log` (RAGAS' LangGraph
 converter drops calls kept only in `AIMessage.tool_calls`).
 
@@ -64,6 +70,7 @@ from toolroute.llm.retry import AsyncRetryOnBusy
 import httpx
 from toolroute.embeddings import get_embedder
 from toolroute.experiments.arms import Arm, ContextBudget, arm_table, ask_arm, parse_arms
+from toolroute.experiments.agent_eval import fact_in, forbidden_phrases, known_context, reasked_facts
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
@@ -465,10 +472,66 @@ def score_without_llm(runs: pd.DataFrame, items: Sequence[EvalItem]) -> pd.DataF
         return _run_async(_score_without_llm(runs, {i.id: i for i in items}))
 
 
-def score_rows(runs: pd.DataFrame, items: Sequence[EvalItem]) -> pd.DataFrame:
-    """`score_without_llm` beside each row's keys (`model` when present, kind, id, conversation), row for row."""
+def score_rows(runs: pd.DataFrame, items: Sequence[EvalItem], pack: Any = None) -> pd.DataFrame:
+    """`score_without_llm` and `turn_checks` beside each row's keys (`model` when present, kind, id,
+    conversation), row for row."""
     keys = runs[[*_models(runs), *_arms(runs), "kind", "id", "conversation"]].reset_index(drop=True)
-    return pd.concat([keys, score_without_llm(runs, items).drop(columns=["id"]).reset_index(drop=True)], axis=1)
+    return pd.concat([keys, score_without_llm(runs, items).drop(columns=["id"]).reset_index(drop=True),
+                      turn_checks(runs, items, pack)], axis=1)
+
+
+TURN_CHECKS = ["passed", "forbidden", "reasked"]  # 1/0 per scenario turn, NaN on other kinds
+
+
+def turn_checks(runs: pd.DataFrame, items: Sequence[EvalItem], pack: Any = None) -> pd.DataFrame:
+    """Per row of `runs`, the seed's per-turn checks of a scenario turn (NaN and [] on other kinds):
+    `forbidden` (1 when the answer holds a phrase of `answer_must_not`, listed in `forbidden_phrases`),
+    `reasked` (1 when it asks for a fact the conversation's user turns up to this one gave, listed in
+    `reasked_facts`; `pack`: the insurance pack by default) and `passed` (every gold tool name called,
+    every fact in the answer ignoring spaces, no forbidden phrase, nothing asked again, no error)."""
+    by_id = {i.id: i for i in items}
+    users: dict[str, list[str]] = {}
+    so_far: dict[str, list[str]] = {}
+    for item in items:
+        if item.kind == "scenario":
+            users.setdefault(item.conversation, []).append(item.user)
+            so_far[item.id] = list(users[item.conversation])
+    if so_far and pack is None:
+        pack = load_pack("insurance")
+    known = {i: known_context(turns, pack) for i, turns in so_far.items()}
+    rows = []
+    for run in runs.to_dict("records"):
+        item = by_id[run["id"]]
+        if item.kind != "scenario":
+            rows.append({**{c: math.nan for c in TURN_CHECKS}, "forbidden_phrases": [], "reasked_facts": []})
+            continue
+        answer = str(run.get("answer") or "")
+        bad = forbidden_phrases(item.answer_must_not, answer)
+        again = reasked_facts(answer, known[item.id], pack)
+        tools_ok = {name for name, _ in item.reference_calls} <= set(_names(run.get("called_tools")))
+        facts_ok = all(fact_in(fact, answer) for fact in item.facts)
+        error = str(run.get("error") or "") != ""
+        rows.append({"passed": float(tools_ok and facts_ok and not bad and not again and not error),
+                     "forbidden": float(bool(bad)), "reasked": float(bool(again)),
+                     "forbidden_phrases": bad, "reasked_facts": again})
+    return pd.DataFrame(rows, columns=[*TURN_CHECKS, "forbidden_phrases", "reasked_facts"])
+
+
+def _names(called: Any) -> list[str]:
+    """A row's called tools: a list, or its JSON text (rows read back from a CSV)."""
+    return json.loads(called) if isinstance(called, str) else list(called or [])
+
+
+def check_counts(part: pd.DataFrame) -> dict[str, Any]:
+    """The turn checks of some scored rows: `pass_rate` with `passed` of `n_pass_rate` turns, and the
+    turns that failed `forbidden` and `reasked` ({} when the rows carry no checks)."""
+    if "passed" not in part.columns:
+        return {}
+    values = {c: pd.to_numeric(part[c], errors="coerce") for c in TURN_CHECKS}
+    n = int(values["passed"].notna().sum())
+    return {"pass_rate": values["passed"].mean() if n else math.nan, "passed": int(values["passed"].sum()),
+            "n_pass_rate": n, "forbidden_turns": int(values["forbidden"].sum()),
+            "reasked_turns": int(values["reasked"].sum())}
 
 
 def merge_judged(scores: pd.DataFrame, judged: pd.DataFrame | None, metrics: Sequence[str]) -> pd.DataFrame:
@@ -648,7 +711,8 @@ def _arms(frame: pd.DataFrame) -> list[str]:
 
 def summary_by_kind(scores: pd.DataFrame) -> pd.DataFrame:
     """Mean of every metric per kind (per model, arm and kind when `scores` has those columns), with n
-    (rows where the metric applied) in its own column."""
+    (rows where the metric applied) in its own column; with the turn checks, `check_counts` too (NaN and
+    0 on the kinds without scenario turns)."""
     rows = []
     by = [*_models(scores), *_arms(scores), "kind"]
     for keys, group in scores.groupby(by, sort=False):
@@ -658,12 +722,14 @@ def summary_by_kind(scores: pd.DataFrame) -> pd.DataFrame:
             values = pd.to_numeric(group[m], errors="coerce")
             row[m] = values.mean() if values.notna().any() else math.nan
             row[f"n_{m}"] = int(values.notna().sum())
+        row.update(check_counts(group))
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def summary_by_conversation(scores: pd.DataFrame) -> pd.DataFrame:
-    """Per scenario (conversation): mean of each metric over its turns."""
+    """Per scenario (conversation): mean of each metric over its turns; with the turn checks, the turns
+    passed, the pass rate and the turns with a forbidden phrase and with a fact asked again."""
     part = scores[scores["kind"] == "scenario"]
     if part.empty:
         return pd.DataFrame()
@@ -671,7 +737,12 @@ def summary_by_conversation(scores: pd.DataFrame) -> pd.DataFrame:
     by = [*_models(part), *_arms(part), "conversation"]
     table = part.groupby(by, sort=True)[cols].mean(numeric_only=True)
     table.insert(0, "turns", part.groupby(by).size())
-    return table.reset_index()
+    table = table.reset_index()
+    if "passed" not in part.columns:
+        return table
+    checks = pd.DataFrame([{**dict(zip(by, keys if isinstance(keys, tuple) else (keys,))), **check_counts(group)}
+                           for keys, group in part.groupby(by, sort=True)]).drop(columns=["n_pass_rate"])
+    return table.merge(checks, on=by, how="left")
 
 
 def findings(scores: pd.DataFrame, runs: pd.DataFrame, judged: pd.DataFrame | None = None) -> list[str]:
@@ -691,6 +762,10 @@ def findings(scores: pd.DataFrame, runs: pd.DataFrame, judged: pd.DataFrame | No
         row = table.loc[kind]
         parts = [f"{m} {row[m]:.3f} (n={int(row[f'n_{m}'])})" for m in metric_columns(scores)
                  if f"n_{m}" in row and row[f"n_{m}"] > 0]
+        if row.get("n_pass_rate", 0) > 0:
+            parts.append(f"pass rate {row['pass_rate']:.3f} ({int(row['passed'])} of {int(row['n_pass_rate'])} turns; "
+                         f"a forbidden phrase in {int(row['forbidden_turns'])}, a known fact asked again in "
+                         f"{int(row['reasked_turns'])})")
         lines.append(f"- **{kind}** ({int(row['turns'])} turns): " + ", ".join(parts) + ".")
     errors = int((runs["error"].astype(str) != "").sum())
     no_answer = int((runs["answer"].astype(str).str.strip() == "").sum())

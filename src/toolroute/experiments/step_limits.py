@@ -51,6 +51,7 @@ from toolroute.agent.pack import KNOWN_PACKS
 from toolroute.agent.tasks import Task, TaskDataError, load_tasks, tasks_path
 from toolroute.agent.pack import load_pack
 from toolroute.agent import AgentConfig, create_agent
+from toolroute.agent.graph import changed_options
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -141,11 +142,12 @@ def gold_calls(task: Task) -> list[tuple[str, dict[str, Any]]]:
 
 # --- agents -------------------------------------------------------------------------------------------------
 
-def default_agent_factory(llm: Any) -> AgentFactory:
-    """`create_agent` per domain with `llm`, conversations in memory only (no SQLite file written)."""
+def default_agent_factory(llm: Any, **options: Any) -> AgentFactory:
+    """`create_agent` per domain with `llm`, conversations in memory only (no SQLite file written);
+    `options`: further `AgentConfig` fields (e.g. `constrained_calls`, `tool_result_format`)."""
 
     def factory(domain: str, top_k: int):
-        return create_agent(domain, llm=llm, config=AgentConfig(top_k=top_k), memory_path=":memory:")
+        return create_agent(domain, llm=llm, config=AgentConfig(top_k=top_k, **options), memory_path=":memory:")
 
     return factory
 
@@ -252,7 +254,7 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
                     agent_factory: AgentFactory | None = None, checkpoint: str | Path | None = None,
                     checkpoint_tag: str = "", reuse_uncapped: bool = True, verify_reuse: int = 0,
                     max_concurrency: int = 1, arms: Sequence[str] | None = None,
-                    budget: ContextBudget | None = None) -> pd.DataFrame:
+                    budget: ContextBudget | None = None, agent_options: dict[str, Any] | None = None) -> pd.DataFrame:
     """One row per domain × task × top-k × cap (see the module docstring for the columns and the reuse rule).
 
     Parameters are checked before any agent is built or any LLM started. `agent_factory(domain,
@@ -267,17 +269,23 @@ def run_step_limits(domains: Sequence[str] | str, caps: Sequence[int], top_ks: S
     `arms` (None: the routed top-ks, rows without an `arm` column) runs every arm of
     `arms.parse_arms(arms, top_ks)`; `budget` checks the first prompt of the arms that bind a fixed tool
     list (oracle, all tools), a run that would not fit is not sent (`over_context`, with the error).
+
+    `agent_options` (further `AgentConfig` fields for the default factory: `constrained_calls`,
+    `tool_result_format`) are part of the checkpoint tag: runs under other options are never reused.
     """
 
     caps, top_ks, tasks = check_parameters(domains, caps, top_ks, task_ids, arms)
     check_concurrency(max_concurrency)
+    options = changed_options(**(agent_options or {}))  # a bad option fails here, before any model starts
+    if options:
+        checkpoint_tag = f"{checkpoint_tag}|agent={json.dumps(options, sort_keys=True)}"
     arm_list: list[Arm | None] = list(parse_arms(arms, top_ks)) if arms is not None else [None]
     keys = ["domain", "task_id", "top_k", "cap", "query"] + (["arm"] if arms is not None else [])
     saved = RowCheckpoint(checkpoint, keys, checkpoint_tag)
     if agent_factory is None:
         if llm is None:
             llm = chat_model()
-        agent_factory = default_agent_factory(llm)
+        agent_factory = default_agent_factory(llm, **options)
     jobs = [(domain, top_k, arm, task) for domain, domain_tasks in tasks.items() for arm in arm_list
             for top_k in ([arm.top_k] if arm is not None else top_ks)
             for task in domain_tasks]  # caps innermost (in a job): the same prompt again, a server's prompt cache helps

@@ -82,7 +82,7 @@ TARGETS: tuple[Target, ...] = (
            (("set", "test_queries"), ("kind", "in_domain"), ("layer", "L1+L2+L3")), AT_MOST, 0.02, issue=20,
            count="blocked", n="n", in_run=False),
     Target("scenario pass rate (every tool, fact and rule of a turn)", "04_ragas_eval/by_kind.csv", "pass_rate",
-           (("kind", "scenario"),), AT_LEAST, 0.30, issue=24),
+           (("kind", "scenario"),), AT_LEAST, 0.30, issue=24, count="passed", n="n_pass_rate"),
     Target("2-tool chain completion at cap 3", "03_step_limits/by_length.csv", "completion",
            (("chain_length", 2), ("cap", 3)), AT_LEAST, 0.30, issue=24, count="completed", n="runs"),
 )

@@ -143,8 +143,11 @@ def qwen_tools_handler(*, llama: Any, messages: list[dict[str, Any]], tools: lis
                        functions: list[dict] | None = None, tool_choice: Any = None, temperature: float = 0.2,
                        top_p: float = 0.95, top_k: int = 40, min_p: float = 0.05, stream: bool = False,
                        stop: Any = None, seed: int | None = None, max_tokens: int | None = None,
-                       repeat_penalty: float = 1.1, model: str | None = None, **_: Any) -> Any:
-    """The chat completion handler (llama-cpp-python's LlamaChatCompletionHandler protocol)."""
+                       repeat_penalty: float = 1.1, model: str | None = None, grammar: Any = None, **_: Any) -> Any:
+    """The chat completion handler (llama-cpp-python's LlamaChatCompletionHandler protocol).
+
+    `grammar` (the request's `grammar` field as a `LlamaGrammar`, e.g. `toolroute.llm.tool_grammar`'s
+    union of text and the bound tools' calls) constrains the sampling; None samples freely."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter  # runs inside the LLM server process only
 
     if functions and not tools:
@@ -159,7 +162,7 @@ def qwen_tools_handler(*, llama: Any, messages: list[dict[str, Any]], tools: lis
     names = _tool_names(tools)
     model_name = model or "local"
     kwargs = dict(prompt=tokens, temperature=temperature, top_p=top_p, top_k=top_k, min_p=min_p, stop=stops,
-                  seed=seed, max_tokens=max_tokens, repeat_penalty=repeat_penalty)
+                  seed=seed, max_tokens=max_tokens, repeat_penalty=repeat_penalty, grammar=grammar)
     if not stream:
         completion = llama.create_completion(**kwargs, stream=False)
         text = completion["choices"][0]["text"]

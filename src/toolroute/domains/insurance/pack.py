@@ -33,6 +33,35 @@ SYSTEM_PROMPT = (
 DISCLAIMER = "※ 안내해 드린 내용은 참고용이며, 정확한 보장과 보험료는 상품설명서와 약관을 확인해 주세요."
 DISCLAIMER_MARKERS = ["참고용", "상품설명서와 약관", "약관을 확인", "상품설명서를 확인"]
 
+# Tool-result fields in Korean, for results shown to the model as lines (AgentConfig.tool_result_format
+# "lines"); the most frequent fields of the scenarios' and tasks' gold calls, the rest keep their names.
+RESULT_LABELS = {
+    "status": "상태", "product_name": "상품", "product": "상품", "products": "상품", "note": "참고", "notes": "참고",
+    "customer": "고객", "name": "이름", "age": "나이", "sex": "성별", "occupation": "직업", "verdict": "판정",
+    "count": "건수", "counts": "건수", "reference_date": "기준일", "contracts": "계약", "criteria": "조건",
+    "rules": "규칙", "coverages": "보장", "coverage": "보장", "channels": "판매 채널", "channel": "판매 채널",
+    "disclaimer": "안내 문구", "monthly_premium": "월 보험료", "active_monthly_premium_total": "유지 계약 월 보험료 합계",
+    "total_monthly_premium": "월 보험료 합계", "renewal": "갱신", "customer_center": "고객센터",
+    "premium_waiver": "납입면제", "underwriting_type": "심사", "payment_term": "납입기간", "riders": "특약",
+    "basis": "기준", "claim_type": "청구 유형", "steps": "절차", "processing": "처리", "category": "분류",
+    "coverage_period": "보장기간", "checks": "확인 사항", "required_documents": "필요 서류",
+    "conditional_documents": "해당 시 서류", "documents": "서류", "waiting_periods": "면책기간",
+    "waiting_period": "면책기간", "reduction_periods": "감액기간", "risk_class": "위험등급", "surcharge_pct": "할증률(%)",
+    "restrictions": "제한", "contract_date": "계약일", "expiry_date": "만료일", "termination_date": "해지일",
+    "next_renewal_date": "갱신일", "join_age": "가입 나이", "sum_insured": "가입금액", "amount": "금액",
+    "description": "설명", "reason": "사유", "ask": "확인 필요", "missing": "빠진 정보", "known": "확인된 정보",
+    "deadline": "기한", "conditions": "조건", "exclusions": "면책", "benefit": "급부", "event": "사고·진단",
+    "kcd": "질병코드", "claim_amount": "청구 금액", "insured_person": "피보험자", "history": "병력",
+}
+# An answer asking the customer for a fact: the fact's words, then (within a clause) a request.
+_REQUEST = (r"[^.!?\n]{0,20}?(?:알려\s*주|말씀해\s*주|말씀\s*부탁|확인해\s*주|확인이\s*필요|입력해\s*주|여쭤|"
+            r"(?:이|가)\s*필요|필요합니다|어떻게\s*되(?:시|세)|(?:이|)신가요|인가요|되시나요|\?)")
+ASK_PATTERNS = {
+    "age": r"(?:나이|연령|몇\s*(?:세|살)|생년월일)" + _REQUEST,
+    "sex": r"(?:성별|남성\s*(?:인지|이신지|또는|이나|/)|남자\s*(?:인지|또는|/))" + _REQUEST,
+    "customer": r"(?:성함|이름|고객\s*번호|계약자\s*(?:ID|번호))" + _REQUEST,
+    "products": r"(?:(?:어떤|어느)\s*(?:상품|보험)|상품\s*(?:명|이름))" + _REQUEST,
+}
 _MALE_WORDS = ("남성", "남자", "아버지", "아빠", "할아버지", "아들", "남편", "남편분")
 _FEMALE_WORDS = ("여성", "여자", "어머니", "엄마", "할머니", "딸", "아내", "부인")
 _AGE = re.compile(r"(?<!\d)(\d{1,3})\s*(?:세|살)")
@@ -163,4 +192,6 @@ def build_pack() -> DomainPack:
         find_banned=find_banned,
         disclaimer=DISCLAIMER,
         disclaimer_markers=DISCLAIMER_MARKERS,
+        result_labels=RESULT_LABELS,
+        ask_patterns=ASK_PATTERNS,
     )
