@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import signal
 import sys
 from pathlib import Path
 
@@ -159,12 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", default=str(FOLDER), help="where the catalogues and generated cards live")
     parser.add_argument("--out", default=str(TABLE), help="the CSV written")
-    parser.add_argument("--bfcl-tools", type=int, default=30, help="tools in the seeded BFCL sample")
+    parser.add_argument("--bfcl-tools", type=int, default=12, help="tools in the seeded BFCL sample")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--per-tool", type=int, default=6, help="examples asked per tool")
     parser.add_argument("--only", default=None, help="comma-separated catalogues (threat, plant, bfcl)")
     parser.add_argument("--skip-measure", action="store_true", help="write the catalogues and cards only")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # exit through atexit: the embedded LLM stops too
     folders = prepare(Path(args.folder), args.bfcl_tools, args.seed)
     if args.only:
         folders = {k: v for k, v in folders.items() if k in args.only.split(",")}
