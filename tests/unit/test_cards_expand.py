@@ -3,12 +3,14 @@ bad catalogues refused, and the folder usable as `--catalog DIR` (a scripted LLM
 
 import json
 import re
+import shutil
 
 import pytest
 
 from fake_llm import ScriptedLLM
 from toolroute import cli
 from toolroute.cards import CatalogError, load_catalog
+from toolroute.config import ROOT
 from toolroute.cards.expand import BrokenReply, expand, expand_prompt, examples_from_reply
 from toolroute.routing import RouterConfig, build_router
 
@@ -98,6 +100,7 @@ def test_a_human_card_is_never_overwritten(tmp_path):
 @pytest.mark.parametrize("reply, why", [
     ("죄송하지만 도와드릴 수 없습니다.", "not a JSON list"),
     ("[]", "empty list"),
+    ('[{"q": "부산 날씨"}, {"q": "서울 기온"}]', "holds no strings"),
     ('["부산 지금 비 와?", "부산 지금 비 와?", "부산 지금 비와"]', "duplicates"),
     (json.dumps([TOOLS["weather_now"]] * 2 + ["서울 기온 몇 도야"], ensure_ascii=False), "copies the description"),
 ])
@@ -177,3 +180,22 @@ def test_the_prompt_is_in_the_catalogues_language():
     english = expand_prompt("get_weather", schema, 5, "en")[1].content
     assert "Write 5 requests" in english and "- city: the city" in english
     assert "사용자 요청 문장을 5개" in expand_prompt("get_weather", schema, 5, "ko")[1].content
+
+
+@pytest.mark.parametrize("domain", ["threat", "bfcl"])  # plant: not generated yet (see docs/results.md)
+def test_the_committed_measurement_cards_are_complete_and_replay_from_their_cache(domain, tmp_path):
+    """results/cards_expand/<domain>: every tool of tools.json has a generated card, and a rerun of
+    `cards expand` on a copy asks the LLM only for the tools it failed on (the committed cache covers
+    every other card of the measurement) and leaves every card as it was."""
+    folder = ROOT / "results" / "cards_expand" / domain
+    names = [t["function"]["name"] for t in json.loads((folder / "tools.json").read_text(encoding="utf-8"))]
+    cards = load_catalog(folder / "cards")
+    assert sorted(cards.names) == sorted(names)
+    shutil.copytree(folder / "cards", tmp_path / "cards")
+    model_id = "embedded:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf:cc324af070c2|t=0.7|seed=7"
+    failed = sorted(card.name for card in cards if not card.when_to_use)
+    broken = scripted(*["no list"] * 2 * len(failed))
+    report = expand(folder / "tools.json", tmp_path / "cards", broken, model_id, per_tool=6, progress=False)
+    assert sorted(report.from_cache) == sorted(set(names) - set(failed)) and sorted(report.failures) == failed
+    assert {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "cards").glob("*.yaml")} == \
+           {p.name: p.read_text(encoding="utf-8") for p in (folder / "cards").glob("*.yaml")}

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -125,7 +126,8 @@ def examples_from_reply(text: str, description: str, n: int) -> list[str]:
     if items is None:
         raise BrokenReply("the reply is not a JSON list of strings")
     if not items:
-        raise BrokenReply("the reply is an empty list")
+        raise BrokenReply("the reply is an empty list" if re.search(r"\[\s*\]", text or "") else
+                          "the reply's list holds no strings (objects or lists instead of requests)")
     described = normalize_text(description)
     kept: list[str] = []
     seen: list[str] = []

@@ -37,6 +37,7 @@ from toolroute.evaluation.metrics import metric_columns
 from toolroute.evaluation.retrieval import route_queries, to_rows
 from toolroute.external import bfcl
 from toolroute.queries import EvalQuery, load_queries
+from toolroute.cards import Catalog
 from toolroute.routing import RouterConfig, build_router, open_catalog
 
 FOLDER = ROOT / "results" / "cards_expand"
@@ -44,7 +45,7 @@ TABLE = ROOT / "results" / "cards_expand.csv"
 DOMAINS = ("threat", "plant")
 SPLITS = ("dev", "test")
 KS = (1, 5)
-METRICS = ("recall@1", "recall@5", "mrr")
+METRICS = ("recall@1", "recall@5", "hit@1", "mrr")
 
 
 def domain_schemas(domain: str) -> list[dict]:
@@ -95,8 +96,11 @@ def _write_queries(path: Path, queries: list[EvalQuery]) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def prepare(folder: Path = FOLDER, bfcl_tools: int = 60, seed: int = 0) -> dict[str, Path]:
-    """Write each catalogue's `tools.json` (and BFCL's `queries.jsonl`); returns domain → folder."""
+def prepare(folder: Path = FOLDER, bfcl_tools: int = 12, seed: int = 0, bfcl_first: int | None = None) -> dict[str, Path]:
+    """Write each catalogue's `tools.json` (and BFCL's `queries.jsonl`); returns domain → folder.
+
+    `bfcl_first`: keep only the first tools of the BFCL sample in name order (the order `cards expand`
+    works in), and the questions whose gold lies among them: a sample bounded by generation time."""
     out = {}
     for domain in DOMAINS:
         (folder / domain).mkdir(parents=True, exist_ok=True)
@@ -104,6 +108,10 @@ def prepare(folder: Path = FOLDER, bfcl_tools: int = 60, seed: int = 0) -> dict[
             json.dumps(domain_schemas(domain), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         out[domain] = folder / domain
     schemas, queries = bfcl_sample(bfcl_tools, seed)
+    if bfcl_first is not None:
+        schemas = schemas[:bfcl_first]
+        kept = {s["function"]["name"] for s in schemas}
+        queries = [q for q in queries if set(q.expected_tools) <= kept]
     (folder / "bfcl").mkdir(parents=True, exist_ok=True)
     (folder / "bfcl" / "tools.json").write_text(json.dumps(schemas, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     _write_queries(folder / "bfcl" / "queries.jsonl", queries)
@@ -131,18 +139,46 @@ def _eval_files(domain: str, folder: Path) -> list[tuple[str, Path]]:
     return [(split, queries_path(domain, split)) for split in SPLITS]
 
 
+def _tool_names(folder: Path) -> list[str]:
+    return [t["function"]["name"] for t in json.loads((folder / "tools.json").read_text(encoding="utf-8"))]
+
+
+def _same_tools(catalog: Catalog, names: list[str]) -> Catalog:
+    """The catalogue's cards of exactly these tools (a cards folder may hold more: generated beyond a
+    time-bounded sample), under its own name so that it gets its own index."""
+    if sorted(catalog.names) == sorted(names):
+        return catalog
+    return catalog.derived(name=f"{catalog.name}-{len(names)}", cards={n: catalog.cards[n] for n in names},
+                           sources={n: catalog.sources[n] for n in names if n in catalog.sources})
+
+
+def _complete(folder: Path) -> bool:
+    """Whether `cards expand` has written a card for every tool of `tools.json` (one whose examples the
+    LLM failed to write has its description only, as a user would get it)."""
+    if not (folder / "cards").is_dir() or not list((folder / "cards").glob("*.yaml")):
+        return False
+    cards = open_catalog(folder / "cards", edits=False)
+    return all(name in cards for name in _tool_names(folder))
+
+
 def measure(folders: dict[str, Path], arms: tuple[str, ...] = ("hybrid", "dense")) -> pd.DataFrame:
     """One row per domain, split, router arm and catalogue (see module doc)."""
     records = []
     for domain, folder in folders.items():
-        catalogues = [("descriptions", folder / "tools.json"), ("expanded", folder / "cards")]
+        names = _tool_names(folder)
+        catalogues = [("descriptions", folder / "tools.json")]
+        if _complete(folder):
+            catalogues.append(("expanded", folder / "cards"))
+        else:
+            print(f"{folder / 'cards'}: not every tool has a card yet; its rows are left out "
+                  f"(rerun without --no-generate to finish it)", file=sys.stderr)
         if domain != "bfcl":
             catalogues.append(("human", toolcards_dir(domain)))
         for split, path in _eval_files(domain, folder):
             for arm in arms:
                 rows = {}
                 for label, source in catalogues:
-                    catalog = open_catalog(source, edits=False)
+                    catalog = _same_tools(open_catalog(source, edits=False), names)
                     queries = load_queries(path, catalog.names)
                     router = build_router(RouterConfig(catalog=str(source), arm=arm), catalog, progress=False,
                                           no_call="none")
@@ -150,6 +186,7 @@ def measure(folders: dict[str, Path], arms: tuple[str, ...] = ("hybrid", "dense"
                     baseline = rows["descriptions"] if label != "descriptions" else None
                     records.append({"domain": domain, "split": split, "arm": arm, "catalogue": label,
                                     "tools": len(catalog), "examples": sum(len(c.when_to_use) for c in catalog),
+                                    "tools_without_examples": sum(not c.when_to_use for c in catalog),
                                     "n_call": len(rows[label]),
                                     "leaking_examples": len(similar_pairs([(q.id, q.query) for q in queries], catalog)),
                                     **metric_columns(rows[label], METRICS, KS, baseline)})
@@ -161,16 +198,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder", default=str(FOLDER), help="where the catalogues and generated cards live")
     parser.add_argument("--out", default=str(TABLE), help="the CSV written")
     parser.add_argument("--bfcl-tools", type=int, default=12, help="tools in the seeded BFCL sample")
+    parser.add_argument("--bfcl-first", type=int, default=None,
+                        help="keep the first N tools of the BFCL sample in name order (bounded by generation time)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--per-tool", type=int, default=6, help="examples asked per tool")
     parser.add_argument("--only", default=None, help="comma-separated catalogues (threat, plant, bfcl)")
     parser.add_argument("--skip-measure", action="store_true", help="write the catalogues and cards only")
+    parser.add_argument("--no-generate", action="store_true",
+                        help="measure with the cards as they are (no LLM call; an unfinished folder is left out)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # exit through atexit: the embedded LLM stops too
-    folders = prepare(Path(args.folder), args.bfcl_tools, args.seed)
+    folders = prepare(Path(args.folder), args.bfcl_tools, args.seed, args.bfcl_first)
     if args.only:
         folders = {k: v for k, v in folders.items() if k in args.only.split(",")}
-    generate(folders, args.per_tool)
+    if not args.no_generate:
+        generate(folders, args.per_tool)
     if args.skip_measure:
         return 0
     table = measure(folders)
