@@ -160,6 +160,26 @@ def cmd_cards_validate(args) -> int:
     return 0
 
 
+def cmd_cards_expand(args) -> int:
+    from toolroute.cards.expand import expand  # loaded per command: `toolroute --help` stays fast
+    from toolroute.llm import chat_model, llm_config  # loaded per command: may start the embedded LLM
+
+    source = Path(args.catalog)
+    if not source.is_file():
+        raise ValueError(f"{source}: `cards expand` takes a JSON file of OpenAI tool schemas "
+                         f"({'a folder already holds cards' if source.is_dir() else 'no such file'})")
+    out = Path(args.out) if args.out else source.with_name(f"{source.stem}_cards")
+    model_id = f"{llm_config(start=False).identity}|t={args.temperature}|seed={args.seed}"
+    report = expand(source, out, lambda: chat_model(temperature=args.temperature, seed=args.seed, max_tokens=700),
+                    model_id, args.per_tool, progress=not args.quiet)
+    print(report.text())
+    if report.failures:
+        print(f"{len(report.failures)} tool(s) without examples: {', '.join(report.failures)}", file=sys.stderr)
+        return 1
+    print(f"route with it: toolroute route \"...\" --catalog {out}")
+    return 0
+
+
 def _card_store(args):
     from toolroute.cards import expected_tool_names  # loaded per command: `toolroute --help` stays fast
     from toolroute.cards.store import CardStore  # loaded per command: `toolroute --help` stays fast
@@ -374,6 +394,15 @@ def build_parser() -> argparse.ArgumentParser:
     v = cards_sub.add_parser("validate", help="validate a toolcards folder")
     v.add_argument("folder", nargs="?", default=str(toolcards_dir("insurance")))
     v.set_defaults(func=cmd_cards_validate)
+    x = cards_sub.add_parser("expand", help="cards with LLM-written examples for a JSON file of OpenAI tool schemas")
+    x.add_argument("--catalog", required=True, help="JSON list of OpenAI tool schemas")
+    x.add_argument("--out", default=None, help="the cards folder (default: <catalog>_cards beside the file); "
+                                               "cards a person wrote there are kept")
+    x.add_argument("--per-tool", type=int, default=8, help="user requests to write per tool")
+    x.add_argument("--temperature", type=float, default=0.7, help="of the LLM (replies are cached per setting)")
+    x.add_argument("--seed", type=int, default=7)
+    x.add_argument("--quiet", action="store_true", help="no progress bar")
+    x.set_defaults(func=cmd_cards_expand)
 
     def store_options(q, edit=False, catalog=True):
         if catalog:

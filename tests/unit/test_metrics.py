@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from ranx import Qrels, Run, evaluate
 
-from toolroute.evaluation.metrics import RoutedRow, bootstrap_ci, paired_comparison, row_scores, summarize
+from toolroute.evaluation.metrics import RoutedRow, bootstrap_ci, metric_columns, paired_comparison, row_scores, summarize
 
 ROWS = [
     RoutedRow("q1", ("a",), ("a", "b", "c"), False),          # hit
@@ -68,3 +68,12 @@ def test_paired_comparison():
     assert up["diff"] > 0 and up["wins_b"] > 0 and up["wins_a"] == 0
     with pytest.raises(ValueError, match="same queries"):
         paired_comparison(ROWS, ROWS[::-1], "mrr")
+
+
+def test_metric_columns_give_point_ci_and_the_paired_difference_to_a_baseline():
+    base = [RoutedRow(f"q{i}", ("a",), ("b", "a"), False) for i in range(10)]
+    better = [RoutedRow(f"q{i}", ("a",), ("a", "b") if i < 6 else ("b", "a"), False) for i in range(10)]
+    alone = metric_columns(better, ["hit@1", "mrr"], (1,))
+    assert alone["hit@1"] == 0.6 and alone["hit@1_ci_low"] <= 0.6 <= alone["hit@1_ci_high"] and "hit@1_diff" not in alone
+    paired = metric_columns(better, ["hit@1"], (1,), baseline=base)
+    assert paired["hit@1_diff"] == 0.6 and paired["hit@1_diff_ci_low"] > 0 and paired["hit@1_diff_p"] < 0.05

@@ -122,6 +122,25 @@ def unpaired_difference(rows_a: Sequence[RoutedRow], rows_b: Sequence[RoutedRow]
             "ci_low": float(np.quantile(boots, 0.025)), "ci_high": float(np.quantile(boots, 0.975))}
 
 
+def metric_columns(rows: Sequence[RoutedRow], metrics: Sequence[str], ks: Sequence[int] = DEFAULT_KS,
+                   baseline: Sequence[RoutedRow] | None = None, n_boot: int = 2000) -> dict[str, float]:
+    """A table row's metric columns: each metric with its 95% bootstrap CI (`<m>`, `<m>_ci_low`,
+    `<m>_ci_high`) and, given a `baseline` on the same queries, the paired difference to it (`<m>_diff`,
+    its CI and p), rounded to 4 places."""
+    point, ci = summarize(rows, ks), bootstrap_ci(rows, ks)
+    out: dict[str, float] = {}
+    for metric in metrics:
+        out[metric] = round(point[metric], 4)
+        out[f"{metric}_ci_low"], out[f"{metric}_ci_high"] = (round(v, 4) for v in ci[metric])
+    for metric in metrics if baseline is not None else ():
+        paired = paired_comparison(baseline, rows, metric, ks=ks, n_boot=n_boot)
+        out[f"{metric}_diff"] = round(paired["diff"], 4)
+        out[f"{metric}_diff_ci_low"] = round(paired["ci_low"], 4)
+        out[f"{metric}_diff_ci_high"] = round(paired["ci_high"], 4)
+        out[f"{metric}_diff_p"] = round(paired["p_value"], 4)
+    return out
+
+
 def _nanmean(values: np.ndarray) -> float:
     values = values[~np.isnan(values)]
     return float(values.mean()) if len(values) else float("nan")

@@ -22,7 +22,7 @@ import pandas as pd
 
 from toolroute.config import ROOT, queries_path, toolcards_dir
 from toolroute.e5torch.modelfile import file_sha256
-from toolroute.evaluation.metrics import bootstrap_ci, paired_comparison, summarize
+from toolroute.evaluation.metrics import metric_columns
 from toolroute.evaluation.retrieval import route_queries, to_rows
 from toolroute.queries import load_queries
 from toolroute.routing import RouterConfig, build_router, open_catalog
@@ -40,19 +40,12 @@ def measure(model: Path, domain: str, split: str, arm: str = "hybrid") -> list[d
     for side, embedder in (("stock", "e5-small"), ("finetuned", f"e5-small:{model}")):
         router = build_router(RouterConfig(catalog=catalog_dir, arm=arm, embedder=embedder), catalog, progress=False)
         rows[side] = to_rows(queries, route_queries(router, queries))
-        point, ci = summarize(rows[side], KS), bootstrap_ci(rows[side], KS)
         record = {"domain": domain, "split": split, "arm": arm, "embedder": side, "embedder_spec": router.embedder.spec,
                   "n": len(queries), "n_no_call": sum(not q.is_call for q in queries)}
-        for metric in METRICS:
-            record[metric] = round(point[metric], 4)
-            record[f"{metric}_ci_low"], record[f"{metric}_ci_high"] = (round(v, 4) for v in ci[metric])
-        if side == "finetuned":
-            for metric in METRICS[:3]:
-                paired = paired_comparison(rows["stock"], rows[side], metric, ks=KS, n_boot=2000)
-                record[f"{metric}_diff"] = round(paired["diff"], 4)
-                record[f"{metric}_diff_ci_low"] = round(paired["ci_low"], 4)
-                record[f"{metric}_diff_ci_high"] = round(paired["ci_high"], 4)
-                record[f"{metric}_diff_p"] = round(paired["p_value"], 4)
+        record.update(metric_columns(rows[side], METRICS, KS))
+        if side == "finetuned":  # the paired difference for the ranking metrics only (no-call rows are few)
+            paired = metric_columns(rows[side], METRICS[:3], KS, rows["stock"])
+            record.update({k: v for k, v in paired.items() if "_diff" in k})
         out.append(record)
     return out
 

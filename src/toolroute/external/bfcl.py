@@ -140,6 +140,20 @@ def with_distractors(catalog: Catalog, n: int, seed: int = 0, wheel: Path | None
     return catalog.derived(name=f"{catalog.name}-x{len(cards)}", cards=cards, sources=sources, authored=False)
 
 
+def routing_tools(categories=ROUTING_CATEGORIES, wheel: Path | None = None) -> dict[str, FunctionDoc]:
+    """One tool per BFCL function name (its first description, the union of its parameters), by BFCL name."""
+    variants: dict[str, list[FunctionDoc]] = {}
+    for doc in function_docs(categories, wheel).values():
+        variants.setdefault(doc.bfcl_name, []).append(doc)
+    tools: dict[str, FunctionDoc] = {}
+    taken: set[str] = set()
+    for bfcl_name, group in variants.items():
+        params = tuple(dict.fromkeys(p for d in group for p in d.parameters))
+        first = next((d for d in group if d.description), group[0])
+        tools[bfcl_name] = FunctionDoc(_unique_name(bfcl_name, taken), bfcl_name, first.description, params)
+    return tools
+
+
 def routing_benchmark(categories=ROUTING_CATEGORIES, wheel: Path | None = None,
                       limit: int | None = None) -> tuple[Catalog, list[EvalQuery]]:
     """BFCL questions routed over the union of their categories' functions, one tool per function name;
@@ -150,16 +164,7 @@ def routing_benchmark(categories=ROUTING_CATEGORIES, wheel: Path | None = None,
     right function in another entry's wording would be a miss. A name keeps its first description
     and the union of its parameters.
     """
-    docs = function_docs(categories, wheel)
-    variants: dict[str, list[FunctionDoc]] = {}
-    for doc in docs.values():
-        variants.setdefault(doc.bfcl_name, []).append(doc)
-    tools: dict[str, FunctionDoc] = {}  # BFCL name -> one tool
-    taken: set[str] = set()
-    for bfcl_name, group in variants.items():
-        params = tuple(dict.fromkeys(p for d in group for p in d.parameters))
-        first = next((d for d in group if d.description), group[0])
-        tools[bfcl_name] = FunctionDoc(_unique_name(bfcl_name, taken), bfcl_name, first.description, params)
+    tools = routing_tools(categories, wheel)
     catalog = Catalog("bfcl-" + "-".join(categories), {t.name: t.card() for t in tools.values()},
                       {t.name: CardSource(f"bfcl-eval:{WHEEL}") for t in tools.values()}, authored=False)
     queries = []
