@@ -109,6 +109,11 @@ def test_broken_replies_say_why(reply, why):
         examples_from_reply(reply, TOOLS["weather_now"], 4)
 
 
+def test_requests_grouped_in_lists_are_taken_one_by_one():
+    reply = '```json\n[["부산 지금 비 와?", "서울 기온 몇 도야"], ["제주 날씨 알려줘"], "대전 지금 맑아?"]\n```'
+    assert examples_from_reply(reply, TOOLS["weather_now"], 4) == EXAMPLES["weather_now"]
+
+
 def test_a_broken_reply_fails_its_tool_by_name_and_keeps_the_others(tmp_path):
     catalog = schema_file(tmp_path / "tools.json")
     # weather: fine; bus: broken twice (asked once more with the reason); restaurant: fine on the second try

@@ -34,7 +34,6 @@ import yaml
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from tqdm.auto import tqdm
 
-from toolroute.cards.augment import parse_list
 from toolroute.cards.model import (
     GENERATED_MARK,
     MIN_WHEN_TO_USE,
@@ -53,6 +52,7 @@ MAX_EXAMPLE_CHARS = 300
 MAX_PARAMETERS = 10  # parameters shown to the LLM per tool
 CACHE_DIR = "_cache"  # ignored by the card loader (not a YAML file at the top level)
 _HASH_LINE = "# card-hash: "
+_JSON_LIST = re.compile(r"\[.*\]", re.S)
 
 _PROMPTS = {
     "ko": {
@@ -120,9 +120,23 @@ def cache_key(schema: dict, messages: list, model_id: str) -> str:
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()[:24]
 
 
+def _requests(text: str) -> list[str] | None:
+    """The strings of the first JSON list in `text`, a list of lists of strings flattened (a small model
+    groups its requests so), else None when there is no JSON list."""
+    match = _JSON_LIST.search(text or "")
+    try:
+        items = json.loads(match.group(0)) if match else None
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(items, list):
+        return None
+    flat = [i for item in items for i in (item if isinstance(item, list) else [item])]
+    return [str(i).strip() for i in flat if isinstance(i, str) and i.strip()]
+
+
 def examples_from_reply(text: str, description: str, n: int) -> list[str]:
     """Up to `n` usable requests from a reply, or BrokenReply saying why there are too few."""
-    items = parse_list(text)
+    items = _requests(text)
     if items is None:
         raise BrokenReply("the reply is not a JSON list of strings")
     if not items:
