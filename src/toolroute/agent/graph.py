@@ -67,7 +67,7 @@ MAX_TOOL_RESULT_CHARS = 1500
 # answer's weight changes nothing: Hit@1 0.80 either way, MRR 0.8730 vs 0.8732); so every vector it
 # mixes was already embedded by the input guardrail of its own turn and is remembered, and a turn costs
 # one query embedding, the guardrail's.
-AGENT_WEIGHTING = HistoryWeighting(assistant_weight=0.0)
+AGENT_HISTORY = HistoryRouting("weighted", weighting=HistoryWeighting(assistant_weight=0.0))
 
 
 class AgentState(TypedDict, total=False):
@@ -377,7 +377,7 @@ class Agent:
         arm, history = self.config.history_routing, state.get("history") or []
         if arm == "weighted" and history:
             turns = [{"role": "user", "content": user} for user, _ in history]
-            result = HistoryRouting("weighted", weighting=AGENT_WEIGHTING).route(self.router, state["query"], turns)
+            result = AGENT_HISTORY.route(self.router, state["query"], turns)
         else:
             ahead = self._ahead.pop(state["rewritten"], None)
             if ahead is not None:

@@ -61,7 +61,8 @@ def evaluate_cascade(passes: int = 3, splits=SPLITS) -> pd.DataFrame:
         for name, router, ranked in (("hybrid", hybrid, base), ("hybrid+cascade", cascade, fast)):
             p50, p95 = route_latency_ms(router, texts, passes)
             load = round(os.getloadavg()[0], 2)  # latency is only a figure when the cores were idle
-            row = {"split": split, "arm": name, "n": len(queries), **{m: round(summarize(ranked)[m], 4) for m in METRICS},
+            scores = summarize(ranked)
+            row = {"split": split, "arm": name, "n": len(queries), **{m: round(scores[m], 4) for m in METRICS},
                    "dense_skipped": round(skipped / len(queries), 4) if name != "hybrid" else 0.0,
                    "route_p50_ms": p50, "route_p95_ms": p95, "load_average_1min": load,
                    "rule": "" if name == "hybrid" or rule is None else f"ratio<={rule.max_ratio}, top1>={rule.min_top1:.3f}",
