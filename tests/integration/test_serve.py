@@ -85,6 +85,20 @@ def test_the_json_api_and_threads_across_requests_and_restarts(tmp_path, scripte
         assert len(client.get(f"/api/threads/{thread}").json()["turns"]) == 2
 
 
+def test_a_thread_exists_once_its_first_turn_is_checkpointed(tmp_path):
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver  # the memory the server uses
+    from toolroute.serve.app import thread_exists
+
+    saver = SqliteSaver(sqlite3.connect(tmp_path / "m.sqlite", check_same_thread=False))
+    assert not thread_exists(saver, "t1")  # before any turn: no table yet, and no error
+    config = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    saver.put(config, {"v": 1, "id": "c1", "ts": "2026-12-05T00:00:00+00:00", "channel_values": {},
+                       "channel_versions": {}, "versions_seen": {}}, {}, {})
+    assert thread_exists(saver, "t1") and not thread_exists(saver, "t2")
+
+
 def test_limits(tmp_path):
     slow = create_scripted_app(latency=1.0)
     with ThreadServer(slow) as llm_server:

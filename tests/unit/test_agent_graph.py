@@ -231,6 +231,12 @@ def test_sse_stream_follows_the_protocol(pack, insurance_catalog):
     assert names.index("tool_call") < names.index("done")
     assert "17,950원" in frames[-1][1]["answer"] and frames[-1][1]["tool_steps"] == 1
     assert "".join(d["token"] for n, d in frames if n == "token") == frames[-1][1]["answer"]
+    # the end of the turn is merged from the node updates, not read back: it equals the checkpoint
+    state = agent.graph.get_state({"configurable": {"thread_id": "sse"}}).values
+    done = frames[-1][1]
+    for field in ("tool_steps", "capped", "loops", "llm_calls", "prompt_tokens", "completion_tokens", "blocked", "routed"):
+        assert done[field] == state.get(field), field
+    assert frames[-2][1] == list(state["sources"])
 
 
 def test_blocked_turn_streams_route_and_done(pack):

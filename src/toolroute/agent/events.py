@@ -208,6 +208,10 @@ def turn_events(agent: Any, question: str, thread_id: str | None = None, cancel:
     tools_sent = 0
     answer: str | None = None
     stopped: str | None = None
+    # The turn's end state, merged from the node updates: every field but `messages` is overwritten by
+    # the node that sets it (the input guardrail resets them all), so no checkpoint read is needed at
+    # the end (reading one deserialises the whole thread, which grows with every turn)
+    final: dict[str, Any] = {}
     # durability="exit": the turn is checkpointed once, when it ends (answered, failed or cancelled),
     # not after every node: concurrent turns then share the SQLite writer once per turn, not per node
     stream = agent.graph.stream({"messages": [HumanMessage(question)]}, config, stream_mode=["updates", "messages"],
@@ -233,6 +237,7 @@ def turn_events(agent: Any, question: str, thread_id: str | None = None, cancel:
             for node, update in (payload or {}).items():
                 if not isinstance(update, dict):
                     continue
+                final.update(update)
                 if node == "input_guardrail" and update.get("blocked") and not routed_sent:
                     routed_sent = True
                     yield "route", _route_frame(update, thread_id, blocked=True)
@@ -248,7 +253,7 @@ def turn_events(agent: Any, question: str, thread_id: str | None = None, cancel:
                     answer = update.get("answer", "")
     finally:
         stream.close()
-    state = agent.graph.get_state({"configurable": {"thread_id": thread_id}}).values if stopped is None else {}
+    state = final if stopped is None else {}
     error = state.get("error")
     if stopped is not None:
         error = "turn timed out" if stopped == "timeout" else "turn cancelled"

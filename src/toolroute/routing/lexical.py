@@ -31,9 +31,16 @@ def _kiwi():
 
 def tokenize_korean(text: str) -> list[str]:
     """Content morphemes of `text` (lower-cased), plus whole product codes such as `B010`."""
+    return list(_tokenize_remembered(text))
+
+
+@lru_cache(maxsize=2048)
+def _tokenize_remembered(text: str) -> tuple[str, ...]:
+    """A served follow-up is routed with the earlier turns of its thread (`routing.history`): each
+    would be tokenised again on every turn; Kiwi holds the GIL that other turns wait for."""
     tokens = [t.form.lower() for t in _kiwi().tokenize(text) if t.tag.startswith(_CONTENT_TAGS)]
     tokens.extend(code.lower() for code in _CODE.findall(text))
-    return tokens
+    return tuple(tokens)
 
 
 def card_text(card: ToolCard, fields: Sequence[str]) -> str:

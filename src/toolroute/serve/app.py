@@ -113,6 +113,19 @@ class ServedAgent:
         self.agent.llm = self.supervisor.model()
 
 
+def thread_exists(checkpointer: Any, thread_id: str) -> bool:
+    """Whether the thread has a checkpoint: one indexed SQLite row for the SQLite memory (reading the
+    checkpoint itself deserialises the whole conversation, which grows with every turn)."""
+    conn, lock = getattr(checkpointer, "conn", None), getattr(checkpointer, "lock", None)
+    if conn is None or lock is None:
+        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        return checkpointer.get_tuple(config) is not None
+    with lock:
+        checkpointer.setup()  # the table exists once the first turn ran; before, no thread exists
+        return conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' LIMIT 1",
+                            (thread_id,)).fetchone() is not None
+
+
 def _default_factory(options: ServeOptions) -> Callable[[Any], Any]:
     def build(llm: Any) -> Any:
         from toolroute.agent import create_agent  # builds the agent (index, gate, LLM) in the background at startup
@@ -203,10 +216,8 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
             return agent, uuid.uuid4().hex
         if not THREAD_ID.match(thread_id):
             raise HTTPException(400, "malformed thread_id: 1-64 characters of A-Z, a-z, 0-9, '-' and '_'")
-        if must_exist:
-            config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-            if await run_in_threadpool(agent.checkpointer.get_tuple, config) is None:
-                raise HTTPException(404, f"unknown thread_id {thread_id}")
+        if must_exist and not await run_in_threadpool(thread_exists, agent.checkpointer, thread_id):
+            raise HTTPException(404, f"unknown thread_id {thread_id}")
         return agent, thread_id
 
     async def _start(body: ChatRequest) -> tuple[Any, str]:
