@@ -29,6 +29,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=40.0, help="no task or conversation starts after this")
     parser.add_argument("--cap", type=int, default=3)
     parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--scenarios", default=None, help="scenario ids, comma-separated ('' for none; default: the dev rule)")
     parser.add_argument("--out", type=Path, default=Path("results/runs/option_arms"))
     args = parser.parse_args()
     deadline = time.monotonic() + 60 * args.minutes
@@ -45,7 +46,8 @@ def main() -> None:
 
     started = time.perf_counter()
     try:
-        rows = run_option_arms(make_agent, args.arms.split(","), cap=args.cap, deadline=deadline,
+        scenarios = None if args.scenarios is None else [s for s in args.scenarios.split(",") if s]
+        rows = run_option_arms(make_agent, args.arms.split(","), scenario_ids=scenarios, cap=args.cap, deadline=deadline,
                                checkpoint=args.out / "rows.partial.jsonl",
                                tag=f"{llm_config().identity}|code={source_fingerprint()}|k={args.top_k}")
     finally:

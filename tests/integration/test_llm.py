@@ -256,15 +256,19 @@ def test_llama_cpp_admits_bound_calls_and_text_and_nothing_else():
     assert admits(grammar, good)
     assert admits(grammar, _call("premium_compare", {"age": 55, "products": ["실속치매보험", "전에없던치매간병보험"]}))
     assert admits(grammar, good + "\n" + _call("product_search", {}) + "\n")  # two calls in one reply
+    assert admits(grammar, '{"name": "product_search", "arguments": {"age": 63}}')  # the bare form the model also writes
+    assert not admits(grammar, '{"name": "claim_guide", "arguments": {}}')
     assert admits(grammar, "45세 남성 기준 월 28,650원입니다.")  # or plain text
     assert not admits(grammar, _call("claim_guide", {"claim_type": "암"}))  # a real tool, but not bound
     assert not admits(grammar, _call("premium_estimate", {"age": "마흔다섯"}))  # age is an integer
     assert not admits(grammar, _call("premium_estimate", {"product": "x", "smoker": True}))  # no such argument
     assert not admits(grammar, _call("premium_compare", {"products": "실속치매보험"}))  # products is an array
-    for markup in ("<tools></tools>", '{"name": "premium_estimate", "arguments": {}}', "```json\n{}\n```",
-                   "보험료는 <tool_call> 입니다", ""):
+    for markup in ("<tools></tools>", '{"name": "premium_estimate"}', "```json\n{}\n```", "보험료는 <tool_call> 입니다", ""):
         assert not admits(grammar, markup), markup
     assert admits(text_grammar(), "확인된 보험료는 28,650원입니다.") and not admits(text_grammar(), good)
+    korean = text_grammar(pack.answer_start)
+    assert admits(korean, "확인된 보험료는 28,650원입니다.") and admits(korean, "45세 남성 기준입니다.")
+    assert not admits(korean, "To determine the premium, …") and admits(text_grammar(), "To determine the premium")
     required = tool_call_grammar([{"type": "function", "function": {"name": "lookup", "parameters": {
         "type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "status": {"enum": ["유지", "해지"]}}}}}])
     assert admits(required, _call("lookup", {"name": "윤지은", "status": "유지"}))

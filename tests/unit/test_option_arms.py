@@ -66,6 +66,10 @@ def test_arms_run_paired_and_the_table_counts_wins(tmp_path):
                             chain_tasks=dev_chain_tasks(["threat"]), scenario_ids=["S9"], progress=False,
                             checkpoint=tmp_path / "c.jsonl", tag="t")
     assert again[["id", "arm", "passed"]].equals(rows[["id", "arm", "passed"]])
+    read_back = rows.assign(error=float("nan"))  # a CSV read back: empty errors are NaN
+    assert option_table(read_back)["errors"].tolist() == [0, 0, 0, 0]
+    english = rows.assign(answer=["To determine the level, …", "C50은 유방암입니다."] + list(rows["answer"][2:]))
+    assert option_table(english)["english_answers"].tolist() == [1, 0, 0, 0]
 
 
 def test_a_deadline_stops_between_units_so_the_arms_stay_paired():

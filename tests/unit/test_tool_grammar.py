@@ -37,10 +37,21 @@ def test_the_grammar_admits_exactly_the_bound_tool_names():
     grammar = tool_call_grammar(SCHEMAS)
     rules = _rules(grammar)
     assert grammar_tools(grammar) == ["premium_estimate", "premium_compare"]
-    assert rules["call"] == '"<tool_call>" ws ( call-premium-estimate | call-premium-compare ) ws "</tool_call>"'
+    assert rules["call-object"] == "call-premium-estimate | call-premium-compare"
+    assert rules["call"] == '"<tool_call>" ws call-object ws "</tool_call>" | call-object'  # tagged or bare JSON
     assert rules["root"] == '[ \\n]{0,2} calls | text' and rules["calls"].startswith("call (")
     assert "claim_guide" not in grammar and grammar_tools(tool_call_grammar(SCHEMAS[:1])) == ["premium_estimate"]
     assert tool_call_grammar([]) == text_grammar() and "call" not in _rules(text_grammar())
+
+
+def test_the_first_character_of_a_text_answer_can_be_narrowed(pack):
+    assert _rules(text_grammar())["text-start"] == "[^<{` \\t\\n]"  # anything but markup
+    assert _rules(tool_call_grammar(SCHEMAS, text_start="[가-힣0-9]"))["text-start"] == "[가-힣0-9]"
+    agent = build_agent(pack, None, config=AgentConfig(use_router=False, constrained_calls=True))
+    grammar = agent.request_options(["premium_estimate"])["extra_body"]["grammar"]
+    assert _rules(grammar)["text-start"] == pack.answer_start == "[가-힣0-9]"
+    assert _rules(agent.request_options([])["extra_body"]["grammar"])["text-start"] == "[가-힣0-9]"
+    assert build_agent(pack, None).request_options(["premium_estimate"]) == {}  # off by default
 
 
 def test_arguments_follow_each_tools_schema():
@@ -115,7 +126,7 @@ def test_the_answer_without_tools_is_constrained_to_text(pack):
                         {"role": "assistant", "content": "확인이 어렵습니다."}])
     agent = build_agent(pack, _chat(capture), config=AgentConfig(use_router=False, constrained_calls=True))
     reply, _ = agent._call({"messages": [HumanMessage("안녕")], "rewritten": "안녕"}, [], final=True)
-    assert capture.bodies[0]["grammar"] == text_grammar() and "tools" not in capture.bodies[0]
+    assert capture.bodies[0]["grammar"] == text_grammar(pack.answer_start) and "tools" not in capture.bodies[0]
     assert reply.content == "<tool_call>{}</tool_call>"  # the mock ignores grammars: the request is what is tested
 
 

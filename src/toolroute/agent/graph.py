@@ -433,7 +433,9 @@ class Agent:
             return {}
         key = tuple(tools)
         if key not in self._grammars:
-            self._grammars[key] = tool_call_grammar([self.schema(n) for n in tools]) if tools else text_grammar()
+            start = self.pack.answer_start or None
+            self._grammars[key] = (tool_call_grammar([self.schema(n) for n in tools], text_start=start) if tools
+                                   else text_grammar(start))
         return {"extra_body": {"grammar": self._grammars[key]}}
 
     def _call(self, state: AgentState, tools: list[str], final: bool = False,

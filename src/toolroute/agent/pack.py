@@ -79,6 +79,9 @@ class DomainPack:
     # Per context key of `extract_context` ("age", "sex", "customer", "products" …): a regex matching an answer
     # that asks the customer for it; the experiments count an answer asking for what the conversation gave.
     ask_patterns: dict[str, str] = field(default_factory=dict)
+    # With AgentConfig.constrained_calls: the GBNF character class a text answer starts with ("": anything
+    # but markup). A Korean pack gives Hangul and digits: kept from a call it wanted, a small model answers in English.
+    answer_start: str = ""
     # Tool-result field names in the domain's words, for results shown as lines (AgentConfig.tool_result_format).
     result_labels: dict[str, str] = field(default_factory=dict)
     # Short referential follow-ups the rewriter must complete ("그거 얼마야?", "아버지").

@@ -44,6 +44,7 @@ OPTION_ARMS: dict[str, dict[str, Any]] = {
     "constrained+lines": {"constrained_calls": True, "tool_result_format": "lines"},
 }
 DOMAINS = ("insurance", "threat", "plant")
+ENGLISH_START = r"\s*[A-Za-z][a-z]+\b"  # "To determine …", not "C50은" or "CNC-001에서"
 AgentMaker = Callable[[str, dict[str, Any]], Any]  # (domain, options) -> toolroute.agent.Agent
 
 
@@ -147,17 +148,20 @@ def run_option_arms(make_agent: AgentMaker, arms: Sequence[str] = ("baseline", "
 
 def option_table(rows: pd.DataFrame, baseline: str = "baseline") -> pd.DataFrame:
     """Per kind and arm: runs (task runs or scenario turns), units, passed with the rate and its 95% Wilson
-    interval, apologies (the failed-answer text), repairs, loops, mean LLM calls and seconds; `won` / `lost`:
+    interval, apologies (the failed-answer text), answers that open with an English word (the packs answer
+    in Korean), repairs, loops, mean LLM calls and seconds; `won` / `lost`:
     the runs this arm passed and the baseline failed, and the reverse (same task or turn)."""
+    rows = rows.assign(answer=rows["answer"].fillna("").astype(str), error=rows["error"].fillna("").astype(str))
     out = []
     for (kind, arm), part in rows.groupby(["kind", "arm"], sort=False):
         k, n = int(part["passed"].sum()), len(part)
         lo, hi = wilson_interval(k, n)
         row = {"kind": kind, "arm": arm, "runs": n, "units": part["unit"].nunique(), "passed": k,
                "rate": k / n if n else float("nan"), "rate_lo": lo, "rate_hi": hi,
-               "apologies": int((part["answer"].astype(str) == FAILED_ANSWER).sum()),
+               "apologies": int((part["answer"] == FAILED_ANSWER).sum()),
+               "english_answers": int(part["answer"].str.match(ENGLISH_START).sum()),
                "repaired": int(part["repaired"].sum()), "loops": int((part["loops"] > 0).sum()),
-               "errors": int((part["error"].astype(str) != "").sum()),
+               "errors": int((part["error"] != "").sum()),
                "llm_calls": part["llm_calls"].mean(), "seconds": part["seconds"].mean()}
         base = rows[(rows["kind"] == kind) & (rows["arm"] == baseline)].set_index("id")["passed"]
         mine = part.set_index("id")["passed"]

@@ -4,8 +4,11 @@ Qwen's template asks for `<tool_call>\\n{"name": …, "arguments": …}\\n</tool
 sometimes writes a call the handler cannot read (a name that is not bound, broken JSON, the `<tools>`
 tag, a call as its "answer"), and the agent then apologises. With a grammar the reply can only be:
 
-- plain text: it does not start with markup (`<`, `{`, a code fence) and holds no `<` at all; or
-- one to three calls in the template's form, each a JSON object whose `name` is one of the bound tools
+- plain text: it does not start with markup (`<`, `{`, a code fence) and holds no `<` at all; its first
+  character may be narrowed further (`text_start`, e.g. `[가-힣0-9]` for a Korean pack: a model kept from
+  writing a call it wanted tends to answer in English); or
+- one to three calls, each in the template's tags or as the bare JSON object (the model writes both; the
+  handler reads both), each a JSON object whose `name` is one of the bound tools
   and whose `arguments` follow that tool's JSON schema (`_Builder.value`: types, enums, arrays, nested
   objects, only the schema's properties; required properties too, see `_Builder.object`).
 
@@ -36,9 +39,10 @@ _BASE = {
     "value": r"object | array | string | number | boolean | null",
     "object": r'"{" ws ( string ws ":" ws value ws ( "," ws string ws ":" ws value ws )* )? "}"',
     "array": r'"[" ws ( value ws ( "," ws value ws )* )? "]"',
-    # text: leading blanks, then no markup first and no '<' anywhere (the call tags start with it)
-    "text": r'[ \n]{0,2} [^<{` \t\n] [^<]*',
+    # text: leading blanks, then a first character (`text-start`) and no '<' anywhere (the call tags start with it)
+    "text": r'[ \n]{0,2} text-start [^<]*',
 }
+TEXT_START = r"[^<{` \t\n]"  # anything but markup and blanks
 _SCALARS = {"string", "integer", "number", "boolean", "null"}
 
 
@@ -58,8 +62,8 @@ def rule_name(text: str) -> str:
 
 
 class _Builder:
-    def __init__(self) -> None:
-        self.rules: dict[str, str] = dict(_BASE)
+    def __init__(self, text_start: str | None = None) -> None:
+        self.rules: dict[str, str] = {**_BASE, "text-start": text_start or TEXT_START}
 
     def add(self, name: str, body: str) -> str:
         unique, n = name, 1
@@ -130,10 +134,11 @@ def _function(schema: dict) -> dict:
     return schema.get("function", schema) if isinstance(schema, dict) else {}
 
 
-def tool_call_grammar(schemas: Sequence[dict], max_calls: int = MAX_CALLS) -> str:
-    """The grammar of a reply with these OpenAI tool schemas bound: text, or 1..`max_calls` calls of
-    bound tools with schema-valid arguments (see the module docstring)."""
-    builder = _Builder()
+def tool_call_grammar(schemas: Sequence[dict], max_calls: int = MAX_CALLS, text_start: str | None = None) -> str:
+    """The grammar of a reply with these OpenAI tool schemas bound: text (its first character in the
+    GBNF character class `text_start`, when given), or 1..`max_calls` calls of bound tools with
+    schema-valid arguments (see the module docstring)."""
+    builder = _Builder(text_start)
     alternatives = []
     for schema in schemas:
         function = _function(schema)
@@ -143,16 +148,17 @@ def tool_call_grammar(schemas: Sequence[dict], max_calls: int = MAX_CALLS) -> st
             f"call-{rule_name(name)}",
             f'"{{" ws "\\"name\\"" ws ":" ws {_json_literal(name)} ws "," ws "\\"arguments\\"" ws ":" ws {args} ws "}}"'))
     if not alternatives:
-        return text_grammar()
-    builder.rules["call"] = '"<tool_call>" ws ( ' + " | ".join(alternatives) + ' ) ws "</tool_call>"'
+        return text_grammar(text_start)
+    builder.rules["call-object"] = " | ".join(alternatives)
+    builder.rules["call"] = '"<tool_call>" ws call-object ws "</tool_call>" | call-object'
     builder.rules["calls"] = f'call ( "\\n" call ){{0,{max(0, max_calls - 1)}}} "\\n"?'
     builder.rules["root"] = '[ \\n]{0,2} calls | text'
     return builder.text()
 
 
-def text_grammar() -> str:
+def text_grammar(text_start: str | None = None) -> str:
     """The grammar of a reply that is plain text only (no tool bound: the answer from tool results)."""
-    builder = _Builder()
+    builder = _Builder(text_start)
     builder.rules["root"] = "text"
     return builder.text()
 

@@ -175,6 +175,7 @@ def find_banned(sentence: str) -> list[dict[str, Any]]:
 def build_pack() -> DomainPack:
     return DomainPack(
         name="insurance",
+        answer_start="[가-힣0-9]",  # answers in Korean (AgentConfig.constrained_calls)
         tools=build_tools(),
         system_prompt=SYSTEM_PROMPT,
         label="보험",

@@ -104,6 +104,7 @@ FOLLOWUP_MARKERS = [
 def build_pack() -> DomainPack:
     return DomainPack(
         name="plant",
+        answer_start="[가-힣0-9]",  # answers in Korean (AgentConfig.constrained_calls)
         tools=list(TOOLS),
         system_prompt=SYSTEM_PROMPT,
         label="설비 정비",

@@ -135,6 +135,7 @@ def render_context(context: dict[str, Any]) -> str:
 def build_pack() -> DomainPack:
     return DomainPack(
         name="threat",
+        answer_start="[가-힣0-9]",  # answers in Korean (AgentConfig.constrained_calls)
         tools=list(threat_tools.TOOLS),
         system_prompt=SYSTEM_PROMPT,
         label="위협 평가",
