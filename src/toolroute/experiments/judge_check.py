@@ -160,4 +160,10 @@ def main(out: str | Path | None = None) -> pd.DataFrame:
 
 
 if __name__ == "__main__":
-    main()
+    import argparse  # the command line only
+
+    parser = argparse.ArgumentParser(description="The RAGAS judge (the configured LLM, else the embedded model) "
+                                                 "scores the hand-labelled rows of data/insurance/judge_check.jsonl; "
+                                                 "writes judge_check.csv and judge_agreement.csv.")
+    parser.add_argument("--out", help="output folder (default: results/judge_check)")
+    main(parser.parse_args().out)
