@@ -20,7 +20,7 @@ from toolroute.queries import load_queries
 from toolroute.experiments import ablation, rag_eval
 
 REFERENCE = ROOT / "results/reference/02_toolcard_ablation/ablation_test.csv"
-RECOMPUTED = ["dense:e5-small:multi/top2", "hybrid:e5-small:multi/top2", "bm25"]
+RECOMPUTED = ["dense:e5-small:multi/top2", "hybrid:e5-small:multi/top2", "hybrid:e5-small:multi/top2+cascade", "bm25"]
 CROSS_CPU_QUERIES = 3  # queries whose rank may differ on another CPU type (2 seen per split; see the docstring)
 
 

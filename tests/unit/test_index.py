@@ -93,7 +93,7 @@ def test_the_no_call_rule_is_saved_beside_the_index_not_in_chroma(insurance_cata
     from toolroute.routing import nocall
 
     client = open_client(tmp_path / "chroma")
-    config = RouterConfig(embedder=HashEmbedder())
+    config = RouterConfig(embedder=HashEmbedder(), cascade=False)  # the no-call rule alone (the cascade saves its own)
     first = build_router(config, insurance_catalog, client, progress=False)
     saved = list((tmp_path / "chroma" / "nocall").glob("*.json"))
     assert len(saved) == 1 and first.no_call_rule is not None

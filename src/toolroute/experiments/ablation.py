@@ -29,25 +29,29 @@ DEFAULT_AGGREGATION = RouterConfig.aggregation
 
 
 def arm_config(arm: str, embedder: str = "e5-small", granularity: str = "multi",
-               fields: Sequence[str] = DEFAULT_FIELDS, aggregation: str = DEFAULT_AGGREGATION) -> RouterConfig:
-    """One cell of the grid; its `label` is what tables and figures call it."""
+               fields: Sequence[str] = DEFAULT_FIELDS, aggregation: str = DEFAULT_AGGREGATION,
+               cascade: bool = False) -> RouterConfig:
+    """One cell of the grid; its `label` is what tables and figures call it. The grid's cells rank every
+    query with every component (no cascade), so that what a component changes shows; the default router
+    (with the cascade) is one more cell (`expand_grid`)."""
     if arm == "bm25":
         return RouterConfig(arm="bm25", fields=tuple(fields))
     return RouterConfig(arm=arm, embedder=embedder, granularity=granularity, fields=tuple(fields),
-                        aggregation=aggregation)
+                        aggregation=aggregation, cascade=cascade)
 
 
 def arm_settings(config: RouterConfig) -> dict:
     """The grid's own columns of a cell (BM25 has no embedder and no granularity)."""
     bm25 = config.arm == "bm25"
     return {"arm": config.arm, "embedder": "-" if bm25 else config.embedder, "granularity": "-" if bm25 else config.granularity,
-            "fields": tuple(config.fields), "aggregation": config.aggregation}
+            "fields": tuple(config.fields), "aggregation": config.aggregation, "cascade": config.cascaded}
 
 
 def expand_grid(embedders: Sequence[str], granularities: Sequence[str], field_sets: Sequence[Sequence[str]],
                 arms: Sequence[str], aggregations: Sequence[str] = (DEFAULT_AGGREGATION,),
                 default: RouterConfig | None = None) -> list[RouterConfig]:
-    """All combinations; BM25 depends on fields only, and aggregation is varied on the default arm alone."""
+    """All combinations; BM25 depends on fields only, and aggregation is varied on the default arm alone.
+    With the hybrid arm in `arms`, the default router's cell (the hybrid with the cascade) comes last."""
     specs: list[RouterConfig] = []
     for arm, fields in itertools.product(arms, field_sets):
         if arm == "bm25":
@@ -60,9 +64,11 @@ def expand_grid(embedders: Sequence[str], granularities: Sequence[str], field_se
         if agg != DEFAULT_AGGREGATION:
             for arm in ("dense", default.arm):
                 specs.append(arm_config(arm, default.embedder, default.granularity, default.fields, agg))
+    if "hybrid" in arms:
+        specs.append(RouterConfig(embedder="e5-small"))
     seen, unique = set(), []
     for s in specs:
-        key = tuple(arm_settings(s).values())
+        key = s.label
         if key not in seen:
             seen.add(key)
             unique.append(s)

@@ -48,7 +48,7 @@ def route_latency_ms(router, texts: list[str], passes: int = 3) -> tuple[float, 
 
 
 def evaluate_cascade(passes: int = 3, splits=SPLITS) -> pd.DataFrame:
-    hybrid = build_router(RouterConfig(), progress=False)
+    hybrid = build_router(RouterConfig(cascade=False), progress=False)
     cascade = build_router(RouterConfig(cascade=True), progress=False)
     rule = cascade.retriever.cascade
     rows = []

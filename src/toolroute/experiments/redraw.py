@@ -75,7 +75,7 @@ def redraw_ingest(run: Path, chunks: bool = True) -> dict[str, str]:
 def redraw_ablation(run: Path, split: str = "test") -> dict[str, str]:
     folder, done = run / "02_toolcard_ablation", {}
     params = _parameters(run, "02_toolcard_ablation")
-    default_arm = params.get("default_arm", "hybrid:e5-small:multi/top2")
+    default_arm = params.get("default_arm", "hybrid:e5-small:multi/top2+cascade")
     table_path = folder / f"ablation_{split}.csv"
     if not table_path.is_file():
         return done
