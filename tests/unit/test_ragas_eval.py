@@ -375,3 +375,37 @@ def test_rag_questions_are_measured_by_the_rag_tool_and_by_any_tool_that_answers
     scores = score_without_llm(runs, items).set_index("id")
     assert scores.rag_tool_called.tolist() == [0.0, 1.0, 0.0]
     assert scores.answering_tool_called.tolist() == [1.0, 0.0, 0.0]  # spaces in the result do not matter
+
+
+def test_arm_kinds_limit_every_arm_but_the_agent_as_it_runs():
+    from types import SimpleNamespace
+
+    llm = _arm_llm()
+    model = SimpleNamespace(name="m", tag="m", chat=llm, max_concurrency=1, run_seconds=None)
+    items = _arm_items()
+    runs = ragas_eval.run_arms([model], _arm_agent, items, ["routed", "routed@1", "oracle"], top_k=3,
+                               arm_kinds=["query"], progress=False)
+    kinds = {i.id: i.kind for i in items}
+    assert sorted(runs[runs["arm"] == "routed@3"]["id"]) == sorted(i.id for i in items)
+    for arm in ("routed@1", "oracle"):
+        assert {kinds[i] for i in runs[runs["arm"] == arm]["id"]} == {"query"}
+    with pytest.raises(ValueError, match="arm_kinds"):
+        ragas_eval.check_arm_kinds(["queries"])
+
+
+def test_the_04_estimate_counts_the_turns_of_every_arm():
+    from toolroute.experiments import declared
+
+    base = {"scenario_ids": [], "rag_ids": [], "rag_limit": None, "query_split": "test", "query_limit": 10,
+            "judge": "none", "top_k": 5, "llms": [{"name": "embedded"}]}
+    plain = declared.RAGAS_EVAL.rows(base)
+    assert declared.RAGAS_EVAL.rows({**base, "arms": ["routed", "oracle"]}) == 2 * plain
+    assert declared.RAGAS_EVAL.rows({**base, "arms": ["routed", "oracle"], "arm_kinds": ["scenario"]}) == plain
+
+
+def test_the_03_estimate_counts_the_runs_of_every_arm():
+    from toolroute.experiments import declared
+
+    base = {"domains": ["threat"], "caps": [1, 3], "top_ks": [5], "task_ids": None, "llms": [{"name": "embedded"}]}
+    plain = declared.STEP_LIMITS.rows(base)
+    assert plain > 0 and declared.STEP_LIMITS.rows({**base, "arms": ["routed", "oracle", "gold_replay"]}) == 3 * plain

@@ -86,6 +86,9 @@ def _check_ragas_eval(values: dict) -> None:
                 values["query_limit"])
     if values.get("arms") is not None:
         parse_arms(values["arms"], [values.get("top_k", 5)])
+    from toolroute.experiments.ragas_eval import check_arm_kinds  # loaded when its check runs: the declarations stay import-light
+
+    check_arm_kinds(values.get("arm_kinds"))
 
 
 def _check_scale(values: dict) -> None:
@@ -113,9 +116,12 @@ def _models(values: dict) -> int:
 def _step_limit_rows(values: dict) -> int:
     from toolroute.experiments.step_limits import check_parameters  # loaded when rows are counted: the declarations stay import-light
 
+    from toolroute.experiments.arms import parse_arms  # loaded when rows are counted: the declarations stay import-light
+
     _, top_ks, tasks = check_parameters(values["domains"], values["caps"], values["top_ks"], values["task_ids"])
+    arms = len(parse_arms(values.get("arms"), top_ks))  # without arms: one per top-k
     # per task, the runs at the larger caps are mostly copies of the first uncapped one: tasks, not task x cap
-    return _models(values) * len(top_ks) * sum(len(t) for t in tasks.values())
+    return _models(values) * arms * sum(len(t) for t in tasks.values())
 
 
 def _ragas_rows(values: dict) -> int:
@@ -123,8 +129,17 @@ def _ragas_rows(values: dict) -> int:
 
     from toolroute.experiments.ragas_eval import build_items  # loaded when rows are counted: the declarations stay import-light
 
+    from toolroute.experiments.arms import Arm, parse_arms  # loaded when rows are counted: the declarations stay import-light
+    from toolroute.experiments.ragas_eval import check_arm_kinds  # loaded when rows are counted: the declarations stay import-light
+
     items = build_items(values["scenario_ids"], values["rag_ids"], values["rag_limit"], values["query_split"],
                         values["query_limit"])
+    turns = len(items)
+    if values.get("arms") is not None:  # every arm its turns: the agent as it runs all, the others `arm_kinds`
+        kinds = check_arm_kinds(values.get("arm_kinds"))
+        limited = len(items) if kinds is None else sum(i.kind in kinds for i in items)
+        own = Arm("routed", int(values.get("top_k", 5)))
+        turns = sum(len(items) if arm == own else limited for arm in parse_arms(values["arms"], [own.top_k]))
     judged = 0
     if values.get("judge", "auto") == "auto" and values.get("judge_metrics"):
         # judgements, estimated before the run: faithfulness on the RAG questions (the turns that retrieve
@@ -137,7 +152,7 @@ def _ragas_rows(values: dict) -> int:
             from toolroute.experiments.judge_check import load_labels  # loaded when rows are counted: the declarations stay import-light
 
             judged += len(load_labels())
-    return _models(values) * (len(items) + judged)
+    return _models(values) * (turns + judged)
 
 
 def _card_improvement_rows(values: dict) -> int:

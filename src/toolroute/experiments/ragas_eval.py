@@ -358,17 +358,23 @@ def run_models(models: Sequence[Any], make_agent: Callable[[Any], Any], items: S
 
 def run_arms(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Sequence[EvalItem],
              arms: Sequence[str] | str, top_k: int, checkpoint: str | Path | None = None, tag: str = "",
-             budget: ContextBudget | None = None, progress: bool = True) -> pd.DataFrame:
+             budget: ContextBudget | None = None, progress: bool = True,
+             arm_kinds: Sequence[str] | None = None) -> pd.DataFrame:
     """`run_items` for each model and each arm of `arms` (`arms.parse_arms(arms, [top_k])`), one agent
     per model, each arm under its own checkpoint tag; the rows of all, `model` and `arm` first. The
-    ceiling arm runs only the items that have gold calls (`gold_calls_of`)."""
+    ceiling arm runs only the items that have gold calls (`gold_calls_of`). `arm_kinds` (None: every
+    kind) limits every arm but the agent as it runs (`routed@top_k`) to the items of those kinds, so
+    that a sweep over k costs the single-turn queries only."""
     arm_list = parse_arms(arms, [top_k])
+    kinds = check_arm_kinds(arm_kinds)
     parts = []
     for model in models:
         start = time.perf_counter()
         agent = make_agent(model.chat)
         for arm in arm_list:
             chosen = [i for i in items if arm.kind != "gold_replay" or gold_calls_of(i) is not None]
+            if kinds is not None and arm != Arm("routed", int(top_k)):
+                chosen = [i for i in chosen if i.kind in kinds]
             if not chosen:
                 continue
             part = run_items(agent, chosen, progress=progress, checkpoint=checkpoint,
@@ -379,6 +385,20 @@ def run_arms(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Seq
             parts.append(part)
         model.run_seconds = round(time.perf_counter() - start, 1)
     return pd.concat(parts, ignore_index=True)
+
+
+ITEM_KINDS = ("scenario", "rag", "query")
+
+
+def check_arm_kinds(arm_kinds: Sequence[str] | str | None) -> set[str] | None:
+    """The `arm_kinds` parameter as a set (None: every kind); an unknown kind is a ValueError naming it."""
+    if arm_kinds is None:
+        return None
+    kinds = [arm_kinds] if isinstance(arm_kinds, str) else list(arm_kinds)
+    unknown = [k for k in kinds if k not in ITEM_KINDS]
+    if unknown or not kinds:
+        raise ValueError(f"arm_kinds: {unknown or kinds!r} is not a list of item kinds ({', '.join(ITEM_KINDS)})")
+    return set(kinds)
 
 
 def judge_models(models: Sequence[Any], runs: pd.DataFrame, items: Sequence[EvalItem], per_metric: int | None,
