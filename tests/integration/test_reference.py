@@ -66,7 +66,7 @@ def same_cpu_type(notebook: str) -> bool:
 
 
 ABLATION = ROOT / "results/reference/02_toolcard_ablation"
-BREAKDOWNS_MADE_ON_ANOTHER_CPU = True  # see docs/results.md, "Reproducible on which machine"
+BREAKDOWNS_MADE_ON_ANOTHER_CPU = False  # since the regeneration of 6 December: see docs/results.md, "Reproducible on which machine"
 
 
 @pytest.mark.slow
@@ -101,7 +101,9 @@ def test_breakdown_reference_tables_are_reproducible(tmp_path, monkeypatch):
             arm = key[0] if isinstance(key, tuple) else key
             if arm == "bm25" or exact:
                 for column in [c for c in committed.columns if pd.api.types.is_numeric_dtype(committed[c])]:
-                    assert got[column] == pytest.approx(row[column], abs=1e-9, nan_ok=True), (key, column)
+                    # 1e-6, as the main table's check: a fitted threshold (a float32 cosine) may differ in its
+                    # eighth digit between a fresh index and the reference's reused one on the same CPU type
+                    assert got[column] == pytest.approx(row[column], abs=1e-6, nan_ok=True), (key, column)
             else:
                 for column in columns:
                     n = row["n_no_call"] if column.startswith("no_call") else row["n_call"]

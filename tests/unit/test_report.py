@@ -24,7 +24,7 @@ from toolroute.experiments import findings, report, targets
 from toolroute.pipeline import export_html
 
 REFERENCE = ROOT / "results" / "reference"
-DEFAULT_ARM = "hybrid:e5-small:multi/top2"
+DEFAULT_ARM = "hybrid:e5-small:multi/top2+cascade"  # the default_arm of notebooks/params/default.yaml
 
 
 def _read_independently(target: targets.Target) -> pd.DataFrame:
