@@ -229,3 +229,12 @@ def test_the_paired_table_of_the_reference_carries_holm_and_the_report_shows_it(
     assert {"p (Holm)", "holds after Holm"} <= set(shown.columns) and "p_holm" not in shown.columns
     older = report.paired_with_holm(paired.drop(columns=["p_holm", "holm_reject"]))  # a run from before the columns
     pd.testing.assert_frame_equal(older, shown)
+
+
+def test_a_latency_target_says_how_many_passes_its_median_is_of():
+    timed = pd.Series({"latency_passes": 3, "latency_p50_min_ms": 12.76, "latency_p50_max_ms": 14.25})
+    latency = next(t for t in targets.TARGETS if t.unit == "ms")
+    assert targets._note(latency, 13.9, math.nan, math.nan, timed) == "median of 3 passes (their p50s 12.8–14.2 ms), no CI"
+    assert targets._note(latency, 13.9, math.nan, math.nan, pd.Series({"latency_passes": 1})) == "one measurement, no CI"
+    verdicts = targets.verdicts(REFERENCE, DEFAULT_ARM).set_index("target")
+    assert verdicts.loc["hybrid route p50, 54 tools, one query at a time", "note"].startswith("median of 3 passes")

@@ -130,9 +130,18 @@ def _bound(value: float, threshold: float, unit: str) -> str:
     return text if text != _number(threshold, unit) else (f"{value:.2f} ms" if unit == "ms" else f"{value:.4f}")
 
 
-def _note(target: Target, value: float, lo: float, hi: float) -> str:
+def _timing_note(row: pd.Series) -> str:
+    """A latency has no CI; say how many passes its median is of and how far the passes' p50s spread."""
+    passes = row.get("latency_passes")
+    low, high = row.get("latency_p50_min_ms"), row.get("latency_p50_max_ms")
+    if passes is None or pd.isna(passes) or int(passes) < 2 or low is None or pd.isna(low) or pd.isna(high):
+        return "one measurement, no CI"
+    return f"median of {int(passes)} passes (their p50s {low:.1f}–{high:.1f} ms), no CI"
+
+
+def _note(target: Target, value: float, lo: float, hi: float, row: pd.Series | None = None) -> str:
     if math.isnan(lo):
-        return "one measurement, no CI" if target.unit == "ms" else ""
+        return (_timing_note(row) if row is not None else "one measurement, no CI") if target.unit == "ms" else ""
     goal = _number(target.threshold, target.unit)
     if target.met(value) and target.goal == AT_MOST and hi > target.threshold:
         return f"met on the point estimate only: the CI's upper bound {_bound(hi, target.threshold, target.unit)} exceeds the {goal} budget"
@@ -169,7 +178,7 @@ def verdicts(run_dir: str | Path, default_arm: str, targets: tuple[Target, ...] 
             out.append({**base, "target": target.name + (f" ({label})" if label else ""), "value": value,
                         "ci_low": lo, "ci_high": hi, "ci": method,
                         "n": int(row[target.n]) if target.n and target.n in row else math.nan,
-                        "verdict": "met" if target.met(value) else "missed", "note": _note(target, value, lo, hi)})
+                        "verdict": "met" if target.met(value) else "missed", "note": _note(target, value, lo, hi, row)})
     return pd.DataFrame(out, columns=["target", "goal", "value", "ci_low", "ci_high", "ci", "n", "verdict", "note",
                                       "issue", "source"])
 
