@@ -197,3 +197,19 @@ def test_holm_in_the_paired_table_is_at_least_the_raw_p_and_monotone():
     assert list(held["holm_reject"]) == list(held["p_holm"] < breakdowns.HOLM_ALPHA)
     assert held["p_holm"].iloc[5] == pytest.approx(0.0005 * 6)
     assert breakdowns.with_holm(held) is held  # a table that has them is kept as it is
+
+
+def test_the_latency_pareto_is_drawn_on_the_choice_splits_not_on_test():
+    from toolroute.experiments.breakdowns import latency_pareto
+
+    rows = []
+    for arm, dev, test in (("fast", 0.80, 0.95), ("slow_good", 0.90, 0.70), ("slow_bad", 0.85, 0.99), ("tie_slower", 0.80, 0.99)):
+        rows += [{"arm_label": arm, "split": "dev", "n_call": 100, "hit@1": dev},
+                 {"arm_label": arm, "split": "tune", "n_call": 100, "hit@1": dev},
+                 {"arm_label": arm, "split": "test", "n_call": 100, "hit@1": test, "hit@1_lo": test - 0.05, "hit@1_hi": test + 0.05}]
+    timing = pd.DataFrame({"arm_label": ["fast", "slow_good", "slow_bad", "tie_slower"],
+                           "route_ms_per_query_batched": [1.0, 10.0, 12.0, 5.0]})
+    table = latency_pareto(pd.DataFrame(rows), timing).set_index("arm_label")
+    assert table["pareto"].to_dict() == {"fast": True, "tie_slower": False, "slow_good": True, "slow_bad": False}
+    assert list(table.index) == ["fast", "tie_slower", "slow_good", "slow_bad"]  # by time
+    assert table.loc["slow_bad", "hit@1_test"] == 0.99 and table.loc["fast", "hit@1_dev+tune"] == 0.80
