@@ -200,7 +200,7 @@ def test_holm_in_the_paired_table_is_at_least_the_raw_p_and_monotone():
 
 
 def test_the_latency_pareto_is_drawn_on_the_choice_splits_not_on_test():
-    from toolroute.experiments.breakdowns import latency_pareto
+    from toolroute.experiments.latency_pareto import latency_pareto
 
     rows = []
     for arm, dev, test in (("fast", 0.80, 0.95), ("slow_good", 0.90, 0.70), ("slow_bad", 0.85, 0.99), ("tie_slower", 0.80, 0.99)):
