@@ -62,10 +62,11 @@ def _wait(url: str, timeout: float, process: subprocess.Popen) -> bool:
     return False
 
 
-def _serve(env_extra: dict[str, str], memory: Path, log: Path) -> tuple[subprocess.Popen, str]:
+def _serve(env_extra: dict[str, str], memory: Path, log: Path, e5_threads: str = "auto") -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **env_extra}
-    process = subprocess.Popen([sys.executable, "-m", "toolroute.cli", "serve", "--port", str(port), "--memory", str(memory)],
+    process = subprocess.Popen([sys.executable, "-m", "toolroute.cli", "serve", "--port", str(port), "--memory", str(memory),
+                                "--e5-threads", e5_threads],
                                env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
     return process, f"http://127.0.0.1:{port}"
 
@@ -145,13 +146,15 @@ def bench_concurrency(args: argparse.Namespace, work: Path) -> None:
             print("the scripted endpoint did not start")
             return
         server, base = _serve({"TOOLROUTE_LLM_BASE_URL": f"http://127.0.0.1:{llm_port}/v1",
-                               "TOOLROUTE_MAX_CONCURRENT_TURNS": str(args.max_turns)}, work / "bench.sqlite", work / "serve.log")
+                               "TOOLROUTE_MAX_CONCURRENT_TURNS": str(args.max_turns)}, work / "bench.sqlite", work / "serve.log",
+                              args.e5_threads)
         if not _wait(f"{base}/readyz", 600, server):
             print(f"the server did not get ready: {(work / 'serve.log').read_text()[-2000:]}")
             return
         asyncio.run(_phase(base, 1, 2, 60))  # warm-up: first routes, first checkpoint writes
         print(f"toolroute serve (insurance, real router and guardrails), scripted LLM answering after {args.latency * 1000:.0f} ms, "
-              f"TOOLROUTE_MAX_CONCURRENT_TURNS={args.max_turns}, {os.cpu_count()} cores")
+              f"TOOLROUTE_MAX_CONCURRENT_TURNS={args.max_turns}, --e5-threads {args.e5_threads}, {os.cpu_count()} cores, "
+              f"load average {os.getloadavg()[0]:.2f}")
         print(f"{'clients':>7} {'turns':>6} {'route p50':>10} {'route p95':>10} {'turns/s':>8} {'429s':>6} "
               f"{'no R-A':>6} {'lost':>5} {'crossed':>7} {'RSS before':>11} {'RSS after':>10} {'growth':>7}")
         for clients in args.clients:
@@ -211,6 +214,7 @@ def main() -> None:
     parser.add_argument("--max-turns", type=int, default=4, help="TOOLROUTE_MAX_CONCURRENT_TURNS of the server (its default: 4)")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the scripted LLM takes per reply")
     parser.add_argument("--time-bound", type=float, default=300, help="seconds a phase may take (then turns count as lost)")
+    parser.add_argument("--e5-threads", default="auto", help="the server's --e5-threads (auto, or a number)")
     parser.add_argument("--no-embedded", action="store_true", help="skip the embedded model's time to first token")
     parser.add_argument("--embedded-timeout", type=float, default=600)
     args = parser.parse_args()

@@ -336,7 +336,7 @@ def cmd_leakage(args) -> int:
 def cmd_serve(args) -> int:
     from toolroute.serve import run_server  # loaded per command: `toolroute --help` stays fast
 
-    run_server(args.domain, args.host, args.port, memory_path=args.memory)
+    run_server(args.domain, args.host, args.port, memory_path=args.memory, e5_threads=args.e5_threads)
     return 0
 
 
@@ -507,6 +507,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--memory", default=None, help="the SQLite file of the conversations (default: <data dir>/memory/<domain>.sqlite)")
+    p.add_argument("--e5-threads", default="auto",
+                   help="OpenMP threads of the query encoder: auto (one while other turns run, all cores alone) or a number")
     p.set_defaults(func=cmd_serve)
     return parser
 

@@ -15,7 +15,7 @@ __all__ = ["ChatRequest", "ChatResponse", "LLMSupervisor", "ServeOptions", "crea
 
 
 def run_server(domain: str = "insurance", host: str = "127.0.0.1", port: int = 8080, log_level: str = "info",
-               memory_path: str | None = None) -> None:
+               memory_path: str | None = None, e5_threads: str = "auto") -> None:
     """Serve `domain` with uvicorn until Ctrl-C; the embedded LLM child (if any) is stopped on exit."""
 
     import uvicorn  # only when serving
@@ -26,7 +26,7 @@ def run_server(domain: str = "insurance", host: str = "127.0.0.1", port: int = 8
 
     pack = load_pack(domain)
     configure_logging(lambda text: pack.mask_text(mask_korean_pii(text)), getattr(logging, log_level.upper(), logging.INFO))
-    app = create_app(domain, options=ServeOptions(domain=domain, memory_path=memory_path))
+    app = create_app(domain, options=ServeOptions(domain=domain, memory_path=memory_path, e5_threads=e5_threads))
     print(f"toolroute serve: {domain} on http://{host}:{port}/  (API docs: /docs; the agent builds its index first: /readyz)",
           flush=True)
     uvicorn.run(app, host=host, port=port, log_config=None, log_level=log_level)

@@ -37,6 +37,7 @@ from toolroute.config import data_dir, max_concurrent_turns, max_turn_chars, tur
 from toolroute.routing import ToolRouter
 from toolroute.serve.admin_page import render_admin_page
 from toolroute.serve.cards_api import CardOps, card_routes
+from toolroute.serve.e5_threads import E5Threads, parse_setting
 from toolroute.serve.llm import LLMSupervisor
 from toolroute.serve.logs import LOGGER
 from toolroute.serve.page import render_page
@@ -83,11 +84,12 @@ class ServeOptions:
     max_concurrent_turns: int | None = None
     turn_timeout: float | None = None
     max_message_chars: int | None = None
+    e5_threads: str = "auto"  # `serve.e5_threads`: one thread while other turns run, all cores alone; or a number
 
     def resolved(self) -> "ServeOptions":
         return ServeOptions(self.domain, Path(self.memory_path or data_dir() / "memory" / f"{self.domain}.sqlite"),
                             self.max_concurrent_turns or max_concurrent_turns(), self.turn_timeout or turn_timeout(),
-                            self.max_message_chars or max_turn_chars())
+                            self.max_message_chars or max_turn_chars(), self.e5_threads)
 
 
 class ServedAgent:
@@ -145,6 +147,7 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
     supervisor = llm if isinstance(llm, LLMSupervisor) else LLMSupervisor(llm)
     served = ServedAgent(agent_factory or _default_factory(options), supervisor)
     slots = TurnSlots(options.max_concurrent_turns)
+    e5_threads = E5Threads(parse_setting(options.e5_threads))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -234,7 +237,12 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
         return agent, thread_id
 
     def _events(agent: Any, body: ChatRequest, thread_id: str) -> AsyncIterator[tuple[str, Any]]:
-        return run_turn(agent, body.message, thread_id, slots, options.turn_timeout, before=served.refresh_llm)
+        def before() -> None:
+            served.refresh_llm()
+            e5_threads.update(slots.active)
+
+        return run_turn(agent, body.message, thread_id, slots, options.turn_timeout, before=before,
+                        after=lambda: e5_threads.update(slots.active))
 
     @app.post("/api/chat", response_model=ChatResponse, tags=["chat"],
               responses={400: {}, 404: {}, 409: {}, 413: {}, 429: {}, 503: {}})

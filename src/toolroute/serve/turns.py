@@ -67,8 +67,10 @@ _END = object()
 
 
 async def run_turn(agent: Any, question: str, thread_id: str, slots: TurnSlots, timeout: float,
-                   before: Callable[[], None] | None = None) -> AsyncIterator[tuple[str, Any]]:
+                   before: Callable[[], None] | None = None,
+                   after: Callable[[], None] | None = None) -> AsyncIterator[tuple[str, Any]]:
     """(event, data) pairs of one turn whose slot the caller acquired; releases it when the work ends.
+    `before` and `after` run on the turn's worker thread, first and once its slot is released.
 
     Leaving the iteration early (the client disconnected) cancels the turn. At `timeout` the turn is
     stopped and answered with `error` + `done`, even when its LLM call is stuck before any token.
@@ -97,6 +99,11 @@ async def run_turn(agent: Any, question: str, thread_id: str, slots: TurnSlots, 
         finally:
             seconds = time.monotonic() - started
             slots.release(thread_id, seconds)
+            if after is not None:
+                try:
+                    after()
+                except Exception as exc:  # noqa: BLE001 - a hook must not lose the turn's end
+                    LOGGER.warning("after-turn hook failed: %s", exc)
             LOGGER.info("turn %s", turn_line(thread=thread_id, route=summary["route"], tool_calls=summary["tools"],
                                               failed=summary["failed"], cancelled=cancel.is_set(),
                                               seconds=round(seconds, 3)))
