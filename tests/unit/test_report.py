@@ -238,3 +238,12 @@ def test_a_latency_target_says_how_many_passes_its_median_is_of():
     assert targets._note(latency, 13.9, math.nan, math.nan, pd.Series({"latency_passes": 1})) == "one measurement, no CI"
     verdicts = targets.verdicts(REFERENCE, DEFAULT_ARM).set_index("target")
     assert verdicts.loc["hybrid route p50, 54 tools, one query at a time", "note"].startswith("median of 3 passes")
+
+
+def test_card_improvement_findings_count_hit1_over_the_call_rows():
+    run = report.load_run(REFERENCE)
+    text = " ".join(findings.card_improvement(run))
+    aug = run.table("06_card_improvement", "augmentation")
+    for _, row in aug[aug["hit@1_diff"].notna()].iterrows():
+        assert f"over the {int(row['n_call'])} call rows" in text
+    assert "n=267" not in text and "n=182" not in text

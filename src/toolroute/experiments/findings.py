@@ -338,6 +338,11 @@ def _diff_text(row: pd.Series) -> str:
     return f"{row['hit@1_diff']:+.3f} {_ci(row['hit@1_diff_lo'], row['hit@1_diff_hi'])}"
 
 
+def _call_rows(row: pd.Series) -> int:
+    """Hit@1 is over a split's call rows, not all its rows (`n`)."""
+    return int(row["n_call"] if "n_call" in row.index and pd.notna(row["n_call"]) else row["n"])
+
+
 def card_improvement(run: Any) -> list[str]:
     aug = run.table(CARD_IMPROVEMENT.notebook, "augmentation")
     rerank = run.table(CARD_IMPROVEMENT.notebook, "rerank")
@@ -356,14 +361,15 @@ def card_improvement(run: Any) -> list[str]:
             base = part[part["hit@1_diff"].isna()]
             if len(arm) and len(base):
                 a, b = base.iloc[0], arm.iloc[0]
-                out.append(f"With them, {split} Hit@1 goes {a['hit@1']:.3f} → {b['hit@1']:.3f} (n={int(b['n'])}, "
-                           f"paired difference {_diff_text(b)}).")
+                out.append(f"With them, {split} Hit@1 goes {a['hit@1']:.3f} → {b['hit@1']:.3f} (over the "
+                           f"{_call_rows(b)} call rows, paired difference {_diff_text(b)}).")
                 excluded.append(b["hit@1_diff_lo"] > 0 or b["hit@1_diff_hi"] < 0)
     if rerank is not None:
         arm, base = rerank[rerank["hit@1_diff"].notna()], rerank[rerank["hit@1_diff"].isna()]
         if len(arm) and len(base):
             a, b = base.iloc[0], arm.iloc[0]
-            out.append(f"The arm '{b['arm']}' moves {b['split']} Hit@1 {a['hit@1']:.3f} → {b['hit@1']:.3f} (paired difference "
+            out.append(f"The arm '{b['arm']}' moves {b['split']} Hit@1 {a['hit@1']:.3f} → {b['hit@1']:.3f} (over the "
+                       f"{_call_rows(b)} call rows, paired difference "
                        f"{_diff_text(b)}) at {b['seconds_per_query_p50']:.2f} s per query instead of "
                        f"{a['seconds_per_query_p50'] * 1000:.0f} ms.")
             excluded.append(b["hit@1_diff_lo"] > 0 or b["hit@1_diff_hi"] < 0)
