@@ -217,6 +217,76 @@ def _version(name: str) -> str:
         return "?"
 
 
+# stderr lines an executed notebook need not keep: tqdm's note that ipywidgets is missing (the bars
+# fall back to text), and the import line it points at
+_NOISE = ("TqdmWarning: IProgress not found", "from .autonotebook import tqdm as notebook_tqdm")
+
+
+def _as_terminal(text: str) -> str:
+    """What a terminal shows for `text`: on each line, what follows its last carriage return (a progress
+    bar's refreshes collapse into its last state)."""
+    return "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
+def _relative(value, root: str):
+    """`value` (text, or a list of text lines as notebooks store it) with this checkout's path removed."""
+    if isinstance(value, str):
+        return value.replace(root + "/", "").replace(root, ".")
+    if isinstance(value, list):
+        return [_relative(v, root) for v in value]
+    return value
+
+
+def tidy_notebook(path: Path, root: Path = ROOT) -> int:
+    """An executed notebook's outputs as a reader wants them stored: consecutive stderr outputs of a cell
+    merged and shown as a terminal would (each progress bar once, in its last state), tqdm's ipywidgets
+    warning dropped, and this checkout's absolute path removed from every output (and from papermill's
+    parameters cell, where it becomes `..`, the checkout seen from notebooks/). Returns the number of
+    outputs removed. Figures, tables and stdout are kept as they are (but for the path)."""
+    import nbformat  # only when tidying
+
+    node = nbformat.read(str(path), as_version=4)
+    removed = 0
+    papermill = node.metadata.get("papermill")
+    if papermill:  # its input and output paths and parameters, as given on this machine
+        node.metadata["papermill"] = json.loads(_relative(json.dumps(papermill, ensure_ascii=False), str(root)))
+    for cell in node.cells:
+        if cell.cell_type != "code":
+            continue
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            # papermill's cell: `output_dir` as seen from notebooks/, where the notebook ran
+            cell.source = cell.source.replace(str(root), "..")
+        outputs = []
+        for output in cell.outputs:
+            previous = outputs[-1] if outputs else None
+            if (output.get("output_type") == "stream" and output.get("name") == "stderr" and previous is not None
+                    and previous.get("output_type") == "stream" and previous.get("name") == "stderr"):
+                previous["text"] += output["text"]
+                removed += 1
+                continue
+            outputs.append(output)
+        kept = []
+        for output in outputs:
+            if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                lines = [line for line in _as_terminal(output["text"]).split("\n")
+                         if line.strip() and not any(n in line for n in _NOISE)]
+                if not lines:
+                    removed += 1
+                    continue
+                output["text"] = "\n".join(lines) + "\n"
+            if "text" in output:
+                output["text"] = _relative(output["text"], str(root))
+            for key, value in (output.get("data") or {}).items():
+                if key.startswith("text/"):
+                    output["data"][key] = _relative(value, str(root))
+            if "traceback" in output:
+                output["traceback"] = _relative(output["traceback"], str(root))
+            kept.append(output)
+        cell.outputs = kept
+    nbformat.write(node, str(path))
+    return removed
+
+
 def export_html(notebook: Path, target: Path) -> Path:
     """The executed report notebook as HTML without code cells (figures embedded) and without what went
     to stderr (library log lines such as llama.cpp's, progress bars): the report is for its reader."""
@@ -394,6 +464,7 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
                 f"interrupted in notebook '{name}'; what finished is kept in {run_dir} (continue with --resume)"
             ) from None
         entry.update(status="ok", seconds=round(time.perf_counter() - start, 1))
+        tidy_notebook(out_nb)
         llms_file = run_dir / name / LLMS_FILE
         if llms_file.is_file():  # the models it ran: served model id, first system_fingerprint, seconds
             entry["llms"] = json.loads(llms_file.read_text(encoding="utf-8"))

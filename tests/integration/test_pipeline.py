@@ -207,7 +207,11 @@ def test_every_notebook_of_the_quick_set_has_an_estimate_within_20_minutes():
     assert all(e.seconds is not None for e in estimates.values()), estimates
     assert sum(e.seconds for e in estimates.values()) <= 20 * 60
     llm = ["03_step_limits", "04_ragas_eval", "06_card_improvement"]
-    assert all("scaled to" in estimates[n].source for n in llm)
+    # scaled from the reference by rows, or given in the file where the reference's time is not a fresh
+    # run's (06 of 6 December replayed its saved replies; quick.yaml says how its figure was obtained)
+    assert all("scaled to" in estimates[n].source or estimates[n].source == "the parameter file's expected_seconds"
+               for n in llm)
+    assert "scaled to" in estimates["03_step_limits"].source and "scaled to" in estimates["04_ragas_eval"].source
     assert sum(estimates[n].seconds for n in llm) <= 12.5 * 60
 
 

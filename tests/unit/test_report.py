@@ -247,3 +247,44 @@ def test_card_improvement_findings_count_hit1_over_the_call_rows():
     for _, row in aug[aug["hit@1_diff"].notna()].iterrows():
         assert f"over the {int(row['n_call'])} call rows" in text
     assert "n=267" not in text and "n=182" not in text
+
+
+def test_tidy_keeps_each_progress_bar_once_and_no_machine_path(tmp_path):
+    from toolroute.pipeline import tidy_notebook
+
+    root = "/home/someone/toolroute"
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text=f"{root}/.venv/lib/python3.11/site-packages/tqdm/auto.py:21: "
+                                                            "TqdmWarning: IProgress not found. Please update jupyter\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="  from .autonotebook import tqdm as notebook_tqdm\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="\rruns:   0%|          | 0/3"),
+        nbformat.v4.new_output("stream", name="stderr", text="\rruns:  33%|###       | 1/3"),
+        nbformat.v4.new_output("stream", name="stderr", text="\rruns: 100%|##########| 3/3\r"),
+        nbformat.v4.new_output("stream", name="stderr", text="\n"),
+        nbformat.v4.new_output("stream", name="stdout", text=f"written to {root}/results/runs/x\n"),
+        nbformat.v4.new_output("display_data", data={"text/plain": f"'{root}'"}),
+        nbformat.v4.new_output("stream", name="stderr", text="\rother: 1/1\n"),
+    ]
+    nb.cells.append(cell)
+    path = tmp_path / "n.ipynb"
+    nbformat.write(nb, str(path))
+    removed = tidy_notebook(path, root=__import__("pathlib").Path(root))
+    outputs = nbformat.read(str(path), as_version=4).cells[0].outputs
+    assert removed == 5
+    assert [o.get("name", o["output_type"]) for o in outputs] == ["stderr", "stdout", "display_data", "stderr"]
+    assert outputs[0]["text"] == "runs: 100%|##########| 3/3\n"
+    assert outputs[1]["text"] == "written to results/runs/x\n" and outputs[2]["data"]["text/plain"] == "'.'"
+    assert outputs[3]["text"] == "other: 1/1\n"
+
+
+def test_the_reference_notebooks_keep_no_machine_path_and_few_stderr_outputs():
+    for path in sorted(REFERENCE.glob("*.ipynb")):
+        text = path.read_text(encoding="utf-8")
+        node = nbformat.reads(text, as_version=4)
+        stderr = [o for c in node.cells if c.cell_type == "code" for o in c.outputs
+                  if o.get("output_type") == "stream" and o.get("name") == "stderr"]
+        assert str(ROOT) not in text, path.name
+        assert len(stderr) <= sum(c.cell_type == "code" for c in node.cells), (path.name, len(stderr))
+        assert not any("IProgress not found" in o["text"] for o in stderr), path.name
