@@ -33,7 +33,9 @@ QUERIES = ["암보험 보험료 얼마예요", "실손 청구 서류 알려줘",
 
 
 def _router(catalog, chroma):
-    return build_router(RouterConfig(embedder=RememberingHashEmbedder(), aggregation="max", rrf_k=60, dense_weight=1.0),
+    # the full hybrid: the cascade (the default) skips the embedding of a decisive query by design
+    return build_router(RouterConfig(embedder=RememberingHashEmbedder(), aggregation="max", rrf_k=60, dense_weight=1.0,
+                                     cascade=False),
                         catalog, chroma, progress=False, no_call="none")
 
 
