@@ -83,8 +83,6 @@ reference: setup  ## refresh results/reference/ from a full default run (hours o
 	outputs="$$($(VENV)/bin/toolroute run --params notebooks/params/default.yaml --list-outputs)" && \
 	  rm -rf results/reference && mkdir -p results/reference && \
 	  cd results/runs/reference && cp -r $$outputs ../../reference/
-	$(PY) -c "from pathlib import Path; from toolroute.pipeline import tidy_notebook; \
-	  [tidy_notebook(p) for p in sorted(Path('results/reference').glob('*.ipynb'))]"
 
 lock:  ## refresh requirements.lock and environment.yml from the current venv
 	$(PY) -m pip freeze --all --exclude-editable | grep -v -e "^toolroute" -e "^pip==" | \

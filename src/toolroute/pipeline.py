@@ -229,11 +229,14 @@ def _as_terminal(text: str) -> str:
 
 
 def _relative(value, root: str):
-    """`value` (text, or a list of text lines as notebooks store it) with this checkout's path removed."""
+    """`value` (text, a list of text lines as notebooks store it, or a dict of them) with this checkout's
+    path removed."""
     if isinstance(value, str):
         return value.replace(root + "/", "").replace(root, ".")
     if isinstance(value, list):
         return [_relative(v, root) for v in value]
+    if isinstance(value, dict):
+        return {k: _relative(v, root) for k, v in value.items()}
     return value
 
 
@@ -249,7 +252,7 @@ def tidy_notebook(path: Path, root: Path = ROOT) -> int:
     removed = 0
     papermill = node.metadata.get("papermill")
     if papermill:  # its input and output paths and parameters, as given on this machine
-        node.metadata["papermill"] = json.loads(_relative(json.dumps(papermill, ensure_ascii=False), str(root)))
+        node.metadata["papermill"] = _relative(papermill, str(root))
     for cell in node.cells:
         if cell.cell_type != "code":
             continue

@@ -129,17 +129,15 @@ def _ragas_rows(values: dict) -> int:
 
     from toolroute.experiments.ragas_eval import build_items  # loaded when rows are counted: the declarations stay import-light
 
-    from toolroute.experiments.arms import Arm, parse_arms  # loaded when rows are counted: the declarations stay import-light
-    from toolroute.experiments.ragas_eval import check_arm_kinds  # loaded when rows are counted: the declarations stay import-light
+    from toolroute.experiments.arms import parse_arms  # loaded when rows are counted: the declarations stay import-light
+    from toolroute.experiments.ragas_eval import arm_items, check_arm_kinds  # loaded when rows are counted: the declarations stay import-light
 
     items = build_items(values["scenario_ids"], values["rag_ids"], values["rag_limit"], values["query_split"],
                         values["query_limit"])
     turns = len(items)
-    if values.get("arms") is not None:  # every arm its turns: the agent as it runs all, the others `arm_kinds`
-        kinds = check_arm_kinds(values.get("arm_kinds"))
-        limited = len(items) if kinds is None else sum(i.kind in kinds for i in items)
-        own = Arm("routed", int(values.get("top_k", 5)))
-        turns = sum(len(items) if arm == own else limited for arm in parse_arms(values["arms"], [own.top_k]))
+    if values.get("arms") is not None:  # every arm the items it runs (`ragas_eval.arm_items`)
+        kinds, top_k = check_arm_kinds(values.get("arm_kinds")), int(values.get("top_k", 5))
+        turns = sum(len(arm_items(arm, items, top_k, kinds)) for arm in parse_arms(values["arms"], [top_k]))
     judged = 0
     if values.get("judge", "auto") == "auto" and values.get("judge_metrics"):
         # judgements, estimated before the run: faithfulness on the RAG questions (the turns that retrieve

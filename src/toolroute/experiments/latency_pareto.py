@@ -20,8 +20,8 @@ def latency_pareto(by_split: pd.DataFrame, timing: pd.DataFrame, choose_on: Sequ
     if timing.empty or by_split.empty:
         return pd.DataFrame()
     chosen = by_split[by_split["split"].isin(choose_on)]
-    choice = (chosen.assign(_w=chosen[metric] * chosen["n_call"]).groupby("arm_label")[["_w", "n_call"]].sum()
-              .pipe(lambda t: t["_w"] / t["n_call"]).rename(f"{metric}_{'+'.join(choose_on)}"))
+    sums = chosen.assign(weighted=chosen[metric] * chosen["n_call"]).groupby("arm_label")[["weighted", "n_call"]].sum()
+    choice = (sums["weighted"] / sums["n_call"]).rename(f"{metric}_{'+'.join(choose_on)}")
     shown = by_split[by_split["split"] == report_on].set_index("arm_label")[[metric, f"{metric}_lo", f"{metric}_hi"]]
     shown.columns = [f"{c}_{report_on}" for c in shown.columns]
     ms = timing.set_index("arm_label")["route_ms_per_query_batched"].rename("route_ms_per_query")

@@ -372,9 +372,7 @@ def run_arms(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Seq
         start = time.perf_counter()
         agent = make_agent(model.chat)
         for arm in arm_list:
-            chosen = [i for i in items if arm.kind != "gold_replay" or gold_calls_of(i) is not None]
-            if kinds is not None and arm != Arm("routed", int(top_k)):
-                chosen = [i for i in chosen if i.kind in kinds]
+            chosen = arm_items(arm, items, top_k, kinds)
             if not chosen:
                 continue
             part = run_items(agent, chosen, progress=progress, checkpoint=checkpoint,
@@ -388,6 +386,15 @@ def run_arms(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Seq
 
 
 ITEM_KINDS = ("scenario", "rag", "query")
+
+
+def arm_items(arm: Arm, items: Sequence[EvalItem], top_k: int, kinds: set[str] | None) -> list[EvalItem]:
+    """The items `arm` runs: the ceiling arm only those with gold calls to replay, and every arm but the
+    agent as it runs (`routed@top_k`) only those of `kinds` (None: every kind)."""
+    chosen = [i for i in items if arm.kind != "gold_replay" or gold_calls_of(i) is not None]
+    if kinds is not None and arm != Arm("routed", int(top_k)):
+        chosen = [i for i in chosen if i.kind in kinds]
+    return chosen
 
 
 def check_arm_kinds(arm_kinds: Sequence[str] | str | None) -> set[str] | None:

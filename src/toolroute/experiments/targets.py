@@ -139,9 +139,9 @@ def _timing_note(row: pd.Series) -> str:
     return f"median of {int(passes)} passes (their p50s {low:.1f}–{high:.1f} ms), no CI"
 
 
-def _note(target: Target, value: float, lo: float, hi: float, row: pd.Series | None = None) -> str:
+def _note(target: Target, value: float, lo: float, hi: float, row: pd.Series) -> str:
     if math.isnan(lo):
-        return (_timing_note(row) if row is not None else "one measurement, no CI") if target.unit == "ms" else ""
+        return _timing_note(row) if target.unit == "ms" else ""
     goal = _number(target.threshold, target.unit)
     if target.met(value) and target.goal == AT_MOST and hi > target.threshold:
         return f"met on the point estimate only: the CI's upper bound {_bound(hi, target.threshold, target.unit)} exceeds the {goal} budget"
