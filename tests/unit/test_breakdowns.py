@@ -213,3 +213,21 @@ def test_the_latency_pareto_is_drawn_on_the_choice_splits_not_on_test():
     assert table["pareto"].to_dict() == {"fast": True, "tie_slower": False, "slow_good": True, "slow_bad": False}
     assert list(table.index) == ["fast", "tie_slower", "slow_good", "slow_bad"]  # by time
     assert table.loc["slow_bad", "hit@1_test"] == 0.99 and table.loc["fast", "hit@1_dev+tune"] == 0.80
+
+
+def test_the_pareto_figure_names_the_frontier_and_the_default_only():
+    from toolroute.experiments.latency_pareto import latency_pareto, pareto_figure
+
+    rows = []
+    for arm, dev in (("fast", 0.80), ("slow_good", 0.90), ("slow_bad", 0.85), ("default", 0.84)):
+        rows += [{"arm_label": arm, "split": s, "n_call": 100, "hit@1": dev} for s in ("dev", "tune")]
+        rows.append({"arm_label": arm, "split": "test", "n_call": 100, "hit@1": dev, "hit@1_lo": dev - 0.05,
+                     "hit@1_hi": dev + 0.05})
+    timing = pd.DataFrame({"arm_label": ["fast", "slow_good", "slow_bad", "default"],
+                           "route_ms_per_query_batched": [0.0, 10.0, 12.0, 20.0]})
+    table = latency_pareto(pd.DataFrame(rows), timing)
+    figure = pareto_figure(table, default_arm="default")
+    every, near = figure.axes
+    assert sorted(t.get_text() for t in near.texts) == ["default (default)", "fast", "slow_good"]  # slow_bad: beaten
+    assert len(every.texts) == 0 and "All 4 arms" in every.get_title() and "dev + tune" in figure._suptitle.get_text()
+    assert every.get_xscale() == near.get_xscale() == "log" and near.get_ylabel() == "hit@1"

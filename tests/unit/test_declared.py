@@ -4,6 +4,7 @@ the notebooks, the parameter sets, the pipeline's checks, the report, `make refe
 import dataclasses
 import json
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -97,7 +98,7 @@ def test_report_sections_follow_the_declarations():
         items = report.section(run, experiment)
         assert items[0].startswith(f"## {experiment.title} ({experiment.notebook[:2]})")
         assert any(isinstance(i, pd.DataFrame) for i in items), experiment.notebook
-        assert [i.name for i in items if not isinstance(i, (str, pd.DataFrame))] == list(experiment.figures)
+        assert [i.name for i in items if isinstance(i, Path)] == list(experiment.figures)
 
 
 # --- old names -----------------------------------------------------------------------------------------------

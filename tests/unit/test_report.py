@@ -13,6 +13,7 @@ readable, its own row in the run status, and the committed reference report buil
 
 import math
 import re
+from pathlib import Path
 
 import nbformat
 import pandas as pd
@@ -20,7 +21,7 @@ import pytest
 
 from toolroute.config import ROOT
 from toolroute.evaluation.metrics import holm_adjusted, wilson_interval
-from toolroute.experiments import findings, report, targets
+from toolroute.experiments import declared, findings, report, targets
 from toolroute.pipeline import export_html
 
 REFERENCE = ROOT / "results" / "reference"
@@ -288,3 +289,16 @@ def test_the_reference_notebooks_keep_no_machine_path_and_few_stderr_outputs():
         assert str(ROOT) not in text, path.name
         assert len(stderr) <= sum(c.cell_type == "code" for c in node.cells), (path.name, len(stderr))
         assert not any("IProgress not found" in o["text"] for o in stderr), path.name
+
+
+def test_the_ablation_section_draws_accuracy_against_route_time():
+    run = report.load_run(REFERENCE)
+    items = report.section(run, declared.TOOLCARD_ABLATION)
+    pareto = [i for i in items if isinstance(i, pd.DataFrame) and "pareto" in i.columns]
+    assert len(pareto) == 1 and pareto[0]["pareto"].any()
+    timing = pd.read_csv(REFERENCE / "02_toolcard_ablation" / "timing_test.csv")
+    assert set(pareto[0]["arm_label"]) == set(timing["arm_label"]) & set(run.table("02_toolcard_ablation", "ablation_by_split")["arm_label"])
+    images = [i for i in items if not isinstance(i, (str, pd.DataFrame, Path))]
+    assert len(images) == 1 and images[0].data[:8] == b"\x89PNG\r\n\x1a\n"
+    positions = {id(item): n for n, item in enumerate(items)}
+    assert positions[id(images[0])] < positions[id(pareto[0])]  # figures before tables

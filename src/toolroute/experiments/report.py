@@ -28,6 +28,7 @@ from toolroute.experiments import breakdowns, declared, targets
 from toolroute.experiments import findings as notebook_findings
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS, TOOLCARD_ABLATION,
                                             Experiment)
+from toolroute.experiments.latency_pareto import latency_pareto, pareto_figure
 from toolroute.experiments.notebook import parse_llms
 from toolroute.experiments.step_limits import read_runs, verdict
 
@@ -365,12 +366,43 @@ def step_limit_verdict(run: RunOutputs, proposed: int = 3) -> list[str]:
 # A section is a list of items: a DataFrame (a table), a str (Markdown), a Path (a figure). A view returns
 # None when its experiment is not in the run.
 
+def pareto_view(run: RunOutputs) -> list:
+    """02's arms on accuracy against route time (`experiments.latency_pareto`): the figure and its table,
+    or nothing when the run has no timing table. The frontier is drawn on dev + tune; test is shown."""
+    folder = run.run_dir / TOOLCARD_ABLATION.notebook
+    by_split = run.table(TOOLCARD_ABLATION.notebook, "ablation_by_split")
+    if by_split is None or not (folder / "timing_test.csv").is_file():
+        return []
+    table = latency_pareto(by_split, pd.read_csv(folder / "timing_test.csv"))
+    if table.empty:
+        return []
+    params = run.manifest.get("notebooks", {}).get(TOOLCARD_ABLATION.notebook, {}).get("parameters", {})
+    figure = pareto_figure(table, default_arm=params.get("default_arm"))
+    caption = ("Accuracy against route time: Hit@1 on dev + tune (where a choice may be made) against the route "
+               "time per test query of 02's timing table (one pass, batched: differences under about 1 ms are "
+               "noise); `pareto` marks the arms no other arm beats on both. Test is shown, not used.")
+    return [figure_image(figure), captioned(table, caption)]
+
+
+def figure_image(figure: Any) -> Any:
+    """A matplotlib figure as an image the notebook keeps in its output (and so in report.html)."""
+    import io  # only for the report's figures
+
+    import matplotlib.pyplot as plt  # drawn only for the report
+    from IPython.display import Image  # only inside a notebook
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return Image(data=buffer.getvalue(), format="png")
+
+
 def _ablation_view(run: RunOutputs, experiment: Experiment) -> list | None:
     top = ablation_top(run, n=None)
     if top is None:
         return None
     paired = run.table(experiment.notebook, "paired_test")
-    return [top, *([paired_with_holm(paired)] if paired is not None else []), *breakdown_views(run)]
+    return [top, *([paired_with_holm(paired)] if paired is not None else []), *breakdown_views(run), *pareto_view(run)]
 
 
 def _step_limits_view(run: RunOutputs, experiment: Experiment) -> list | None:
@@ -427,7 +459,8 @@ def section(run: RunOutputs, experiment: Experiment,
             writers: dict[str, Callable[[RunOutputs], list[str]]] | None = None) -> list:
     """What the report shows for one experiment, in this order: its heading and paragraph, its findings
     (the sentences `writers` writes from its tables, or else the findings its notebook wrote), its
-    figures, then its tables in full (or its summary view); one line when it is not in the run."""
+    figures (the notebook's, then any its view draws), then its tables in full (or its summary view);
+    one line when it is not in the run."""
     head = f"## {experiment.heading}" + (f"\n\n{experiment.about}" if experiment.about else "")
     items = VIEWS.get(experiment.notebook, _tables_view)(run, experiment)
     if items is None:
@@ -435,8 +468,9 @@ def section(run: RunOutputs, experiment: Experiment,
     writer = (writers or {}).get(experiment.notebook)
     sentences = writer(run) if writer else []
     text = "\n".join(f"- {s}" for s in sentences) + "\n" if sentences else findings(run, experiment.notebook)
-    return [head, *([text] if text else []), *run.figures.get(experiment.notebook, []),
-            *[i for i in items if i is not None]]
+    drawn = [i for i in items if i is not None and not isinstance(i, (str, pd.DataFrame))]  # a view's own figures
+    return [head, *([text] if text else []), *run.figures.get(experiment.notebook, []), *drawn,
+            *[i for i in items if isinstance(i, (str, pd.DataFrame))]]
 
 
 def report_sections(run: RunOutputs, default_arm: str, proposed_cap: int = 3) -> list[list]:
