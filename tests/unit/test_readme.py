@@ -8,8 +8,9 @@ the documentation's relative links lead somewhere.
 - Every relative link (and #anchor) in README.md and docs/*.md points at a file (and heading) that exists.
 - The prose numbers that come from a reference CSV equal it: consultations scoring 0 (by_scenario.csv),
   RAG questions routed to and reaching their RAG tool (04's runs.csv), the dense arm at 2,628 tools
-  (scale.csv), the prompt-token saving like for like (prompt_sizes.csv), and the split the no-call rule
-  is fitted on (the router's own default).
+  (scale.csv), the prompt-token saving like for like (prompt_sizes.csv), the split the no-call rule
+  is fitted on (the router's own default), and every number of the "In short" list (02, 03, 05 and
+  results/cascade.csv).
 """
 
 import csv
@@ -186,7 +187,7 @@ def test_link_check_sees_links_and_anchors(tmp_path):
 # reference that changes the number fails here until the sentence is rewritten.
 
 REFERENCE = ROOT / "results" / "reference"
-WORDS = {"no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+WORDS = {"no": 0, "none": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
 
 
 def _count(token: str) -> int:
@@ -263,3 +264,41 @@ def test_no_call_rule_is_said_to_be_fitted_on_the_split_it_is_fitted_on():
     for path in _markdown_files():
         text = " ".join(path.read_text(encoding="utf-8").split())
         assert not re.search(r"no-call\W+(?:\w+\W+){0,4}fitted on (?:a|the) dev\b", text), path.name
+
+
+def _step_limit_rows(table: pd.DataFrame, cap: int) -> pd.DataFrame:
+    """03's rows of the routed agent at top-5 and `cap` (the arm the README speaks of, when the table has arms)."""
+    rows = table[(table["top_k"] == 5) & (table["cap"] == cap)]
+    return rows[rows["arm"] == "routed@5"] if "arm" in rows.columns else rows
+
+
+def test_the_short_findings_equal_their_csvs():
+    """The numbers of the README's "In short" list, each read from the reference table it comes from."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    splits = pd.read_csv(REFERENCE / "02_toolcard_ablation" / "ablation_by_split.csv")
+    default = splits[splits["arm_label"] == "hybrid:e5-small:multi/top2+cascade"].set_index("split")["hit@1"]
+    m = re.search(r"the same default reaches Hit@1 (\d\.\d{3}); on the calibration split, never used for tuning, (\d\.\d{3})", text)
+    assert m and (m.group(1), m.group(2)) == (f"{default['dev']:.3f}", f"{default['calib']:.3f}")
+
+    test = pd.read_csv(REFERENCE / "02_toolcard_ablation" / "ablation_test.csv").set_index("arm_label")["hit@1"]
+    m = re.search(r"BM25 over Kiwi morphemes alone matches the default on Hit@1 \((\d\.\d{3}),", text)
+    assert m and m.group(1) == f"{test['bm25']:.3f}"
+    m = re.search(r"the seed's method \(dense, max over records\) is the weakest Korean-capable arm, (\d\.\d{3})", text)
+    assert m and m.group(1) == f"{test['dense:e5-small:multi/max']:.3f}"
+    korean = test[[a for a in test.index if "minilm" not in a]]  # all-MiniLM is English-only
+    assert korean.idxmin() == "dense:e5-small:multi/max"
+
+    by_cap = _step_limit_rows(pd.read_csv(REFERENCE / "03_step_limits" / "by_cap.csv"), 3).iloc[0]
+    by_length = _step_limit_rows(pd.read_csv(REFERENCE / "03_step_limits" / "by_length.csv"), 3)
+    chains = by_length[by_length["chain_length"] >= 2]
+    m = re.search(r"at cap 3, (\d+) of (\d+) step-limit tasks completed \((\d+)%\), (\w+) of the (\d+) two- and three-tool", text)
+    assert m, "README no longer states the step-limit completion at cap 3"
+    assert (int(m.group(1)), int(m.group(2)), int(m.group(3))) == (
+        int(by_cap["completed"]), int(by_cap["runs"]), round(100 * by_cap["completed"] / by_cap["runs"]))
+    assert (_count(m.group(4)), int(m.group(5))) == (int(chains["completed"].sum()), int(chains["runs"].sum()))
+
+    cascade = pd.read_csv(ROOT / "results" / "cascade.csv").set_index(["split", "arm"]).loc[("test", "hybrid+cascade")]
+    assert f"when BM25 is decisive ({cascade['dense_skipped']:.0%} of test queries)" in text
+    scale = pd.read_csv(REFERENCE / "05_scale" / "scale.csv")
+    at_54 = scale[(scale["series"] == "bfcl") & (scale["tools"] == 54) & (scale["arm"] == "hybrid")].iloc[0]
+    assert f"p50 is {at_54['latency_p50_ms']:.1f} ms (p95 {at_54['latency_p95_ms']:.1f} ms) at 54 tools" in text
