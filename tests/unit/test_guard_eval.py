@@ -76,7 +76,7 @@ def test_the_classifier_never_blocks_what_it_was_fitted_on_as_legitimate():
 
 def test_the_classifier_is_fitted_on_the_tuning_splits_only():
     injections, legitimate, calibration = tuning_data("insurance")
-    assert len(injections) == 102 + 235 and len(legitimate) == 61 + 140 + 154 and len(calibration) > 100
+    assert len(injections) == 102 + 235 and len(legitimate) == 61 + 140 + 170 and len(calibration) > 100
     held_out = {r for path in (heldout_path(), redteam_path()) for r in path.read_text(encoding="utf-8").splitlines()}
     assert not any(t in line for line in held_out for t in injections[:5])
 
