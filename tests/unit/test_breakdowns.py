@@ -216,7 +216,8 @@ def test_the_latency_pareto_is_drawn_on_the_choice_splits_not_on_test():
 
 
 def test_the_pareto_figure_names_the_frontier_and_the_default_only():
-    from toolroute.experiments.latency_pareto import latency_pareto, pareto_figure
+    from toolroute.experiments.latency_pareto import latency_pareto
+    from toolroute.experiments.plots import pareto_figure
 
     rows = []
     for arm, dev in (("fast", 0.80), ("slow_good", 0.90), ("slow_bad", 0.85), ("default", 0.84)):

@@ -28,8 +28,9 @@ from toolroute.experiments import breakdowns, declared, targets
 from toolroute.experiments import findings as notebook_findings
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS, TOOLCARD_ABLATION,
                                             Experiment)
-from toolroute.experiments.latency_pareto import latency_pareto, pareto_figure
+from toolroute.experiments.latency_pareto import latency_pareto
 from toolroute.experiments.notebook import parse_llms
+from toolroute.experiments.plots import pareto_figure
 from toolroute.experiments.step_limits import read_runs, verdict
 
 # Seed 002, section 5: 79 test queries (64 tool-call, 15 no-call), k=5; most were copied from its cards.
@@ -369,11 +370,11 @@ def step_limit_verdict(run: RunOutputs, proposed: int = 3) -> list[str]:
 def pareto_view(run: RunOutputs) -> list:
     """02's arms on accuracy against route time (`experiments.latency_pareto`): the figure and its table,
     or nothing when the run has no timing table. The frontier is drawn on dev + tune; test is shown."""
-    folder = run.run_dir / TOOLCARD_ABLATION.notebook
     by_split = run.table(TOOLCARD_ABLATION.notebook, "ablation_by_split")
-    if by_split is None or not (folder / "timing_test.csv").is_file():
+    timing = run.table(TOOLCARD_ABLATION.notebook, "timing_test")
+    if by_split is None or timing is None:
         return []
-    table = latency_pareto(by_split, pd.read_csv(folder / "timing_test.csv"))
+    table = latency_pareto(by_split, timing)
     if table.empty:
         return []
     params = run.manifest.get("notebooks", {}).get(TOOLCARD_ABLATION.notebook, {}).get("parameters", {})
@@ -388,12 +389,10 @@ def figure_image(figure: Any) -> Any:
     """A matplotlib figure as an image the notebook keeps in its output (and so in report.html)."""
     import io  # only for the report's figures
 
-    import matplotlib.pyplot as plt  # drawn only for the report
     from IPython.display import Image  # only inside a notebook
 
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(figure)
     return Image(data=buffer.getvalue(), format="png")
 
 
