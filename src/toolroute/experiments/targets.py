@@ -104,8 +104,9 @@ def _matches(table: pd.DataFrame, rows: tuple[tuple[str, object], ...], default_
 
 
 def _label(match: pd.DataFrame, row: pd.Series) -> str:
-    """For a target that matches several rows (one per model, say): what tells this one apart."""
-    differing = [c for c in match.columns if match[c].nunique(dropna=False) > 1 and c in ("model", "top_k", "domain")]
+    """For a target that matches several rows (one per model or per agent arm, say): what tells this one apart."""
+    differing = [c for c in match.columns
+                 if match[c].nunique(dropna=False) > 1 and c in ("model", "arm", "top_k", "domain")]
     return ", ".join(f"{c} {row[c]}" for c in differing)
 
 
