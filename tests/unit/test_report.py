@@ -316,3 +316,59 @@ def test_the_ablation_section_draws_accuracy_against_route_time():
     assert len(images) == 1 and images[0].data[:8] == b"\x89PNG\r\n\x1a\n"
     positions = {id(item): n for n, item in enumerate(items)}
     assert positions[id(images[0])] < positions[id(pareto[0])]  # figures before tables
+
+
+# --- agent arms (03 and 04 with `arms`) ---------------------------------------------------------------------------
+
+def _arm_run(tmp_path) -> report.RunOutputs:
+    """A run whose 03 and 04 tables carry oracle and ceiling arms besides the routed top-5 (the embedded model)."""
+    def cap_rows(arm, top_k, completed):
+        return [{"model": "embedded", "arm": arm, "top_k": top_k, "cap": c, "runs": 10, "completed": n,
+                 "completion": n / 10, "total_tokens": 1000.0 * c, "seconds": 5.0 * c, "llm_calls": c, "errors": 0}
+                for c, n in zip([1, 3], completed)]
+    by_cap = pd.DataFrame(cap_rows("gold_replay", 0, [9, 9]) + cap_rows("oracle", 0, [2, 7]) +
+                          cap_rows("routed@5", 5, [1, 4]))
+    by_length = pd.DataFrame([{"model": "embedded", "arm": a, "top_k": k, "chain_length": 2, "cap": 3, "runs": 6,
+                               "completed": n, "completion": n / 6}
+                              for a, k, n in [("gold_replay", 0, 6), ("oracle", 0, 4), ("routed@5", 5, 1)]])
+    cuts = pd.DataFrame({"model": ["embedded"] * 3, "arm": ["oracle", "oracle", "routed@5"]})
+    kinds = pd.DataFrame([{"model": "embedded", "arm": "routed@5", "kind": k, "turns": t, "tool_call_accuracy": 0.2,
+                           "tool_name_f1": 0.5, "fact_presence": 0.3, "pass_rate": 0.25, "passed": 5, "n_pass_rate": 20}
+                          for k, t in [("scenario", 20), ("rag", 4), ("query", 8)]] +
+                         [{"model": "embedded", "arm": a, "kind": "query", "turns": 8, "tool_name_f1": f}
+                          for a, f in [("routed@1", 0.25), ("oracle", 0.875), ("all_tools", 0.0)]])
+    by_arm = pd.DataFrame([{"model": "embedded", "arm": a, "kind": "query", "runs": 8, "over_context": o,
+                            "tools_ok_count": n, "n_tools_ok": 8, "tool_name_f1": f, "prompt_tokens": p}
+                           for a, o, n, f, p in [("routed@1", 0, 2, 0.25, 900.0), ("routed@5", 0, 4, 0.5, 2100.0),
+                                                 ("oracle", 0, 7, 0.875, 800.0), ("all_tools", 8, 1, 0.0, float("nan"))]])
+    return report.RunOutputs(tmp_path, tables={
+        "03_step_limits": {"by_cap": by_cap, "by_length": by_length, "cut_chains": cuts},
+        "04_ragas_eval": {"by_kind": kinds, "by_arm": by_arm}})
+
+
+def test_step_limit_findings_describe_the_routed_agent_then_the_oracle_and_the_ceiling(tmp_path):
+    text = findings.step_limits(_arm_run(tmp_path), proposed_cap=3)
+    assert 3 <= len(text) <= 6, text
+    assert text[0].startswith("At cap 3 (top-5) the agent with model embedded completed 4/10")  # routed, not top_k 0
+    assert "from 10% (cap 1) to 40% (cap 3)" in text[1]
+    others = next(s for s in text if s.startswith("Completed by cap with"))
+    assert others.index("oracle router), cap 1 2/10, cap 3 7/10") < others.index("(ceiling), cap 1 9/10")
+    lengths = next(s for s in text if s.startswith("By the number of tools"))
+    assert lengths.index("top 5: 2 tools 1/6") < lengths.index("(oracle router): 2 tools 4/6")
+    assert "3 runs failed at a cap" in text[-1] and "2 with the gold tools bound" in text[-1]
+
+
+def test_ragas_findings_read_the_routed_rows_and_compare_the_arms_on_the_test_queries(tmp_path):
+    text = findings.ragas(_arm_run(tmp_path))
+    assert len(text) <= 6
+    assert "On the 20 scenario turns" in text[0] and "5/20 (25%" in text[0]
+    assert any(s.startswith("On 8 test queries the end-to-end tool-name F1 is 0.500 with the router's top 5") for s in text)
+    arms = next(s for s in text if s.startswith("Test queries that called every gold tool"))
+    assert "the router's top 1 2/8" in arms and "(oracle router) 7/8" in arms
+    assert "every tool bound: none sent, all 8 prompts over the model's context" in arms
+
+
+def test_the_model_table_reads_the_routed_arm(tmp_path):
+    table = report.model_comparison(_arm_run(tmp_path), proposed_cap=3).set_index("model")
+    assert table.loc["embedded", "03 completed"] == "4/10"
+    assert table.loc["embedded", "04 query tool_name_f1"] == 0.5 and table.loc["embedded", "04 turns"] == 56

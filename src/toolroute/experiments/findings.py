@@ -14,6 +14,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from toolroute.evaluation.metrics import wilson_interval
+from toolroute.experiments.arms import arm_order
 from toolroute.experiments.breakdowns import with_holm
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS,
                                             TOOLCARD_ABLATION)
@@ -41,6 +42,45 @@ def _first_model(table: pd.DataFrame) -> pd.DataFrame:
     if "model" not in table.columns or table["model"].nunique() <= 1:
         return table
     return table[table["model"] == table["model"].iloc[0]]
+
+
+ARM_TEXT = {"oracle": "the gold tools bound (oracle router)", "all_tools": "every tool bound",
+            "gold_replay": "the gold calls replayed and only the answer written (ceiling)"}
+
+
+def arm_text(arm: str) -> str:
+    """An agent arm in the report's words."""
+    return f"the router's top {arm.split('@', 1)[1]}" if arm.startswith("routed@") else ARM_TEXT.get(arm, arm)
+
+
+def main_arm(table: pd.DataFrame) -> str | None:
+    """The arm that is the agent as it runs (None when the table has no arms): of the routed arms, the one
+    with the most rows (04 runs its consultations and RAG questions only there), then the smallest k."""
+    if "arm" not in table.columns:
+        return None
+    arms = table["arm"].astype(str)
+    routed = [a for a in arms.unique() if a.startswith("routed@")]
+    if not routed:
+        return None
+    counts = arms.value_counts()
+    return min(routed, key=lambda a: (-counts[a], int(a.split("@", 1)[1])))
+
+
+def agent_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the first model and of its main arm: the agent as it runs, as the report's single
+    numbers describe it (the other arms get sentences of their own)."""
+    table = _first_model(table)
+    arm = main_arm(table)
+    return table if arm is None else table[table["arm"].astype(str) == arm]
+
+
+def other_arms(table: pd.DataFrame) -> list[str]:
+    """The first model's arms besides the main one, in the table's order."""
+    table = _first_model(table)
+    if "arm" not in table.columns:
+        return []
+    main = main_arm(table)
+    return [a for a in arm_order(list(table["arm"].astype(str))) if a != main]
 
 
 # --- 01 ----------------------------------------------------------------------------------------------------------
@@ -183,10 +223,10 @@ def step_limits(run: Any, proposed_cap: int) -> list[str]:
     if by_cap is None or by_cap.empty:
         return []
     out = []
-    by_cap = by_cap[by_cap["top_k"] == by_cap["top_k"].min()]
     models = list(by_cap["model"].unique()) if "model" in by_cap.columns else [None]
     for model in models:
         part = by_cap if model is None else by_cap[by_cap["model"] == model]
+        part = main_rows(part)
         at = part[part["cap"] == proposed_cap]
         if at.empty:
             continue
@@ -195,25 +235,59 @@ def step_limits(run: Any, proposed_cap: int) -> list[str]:
         out.append(f"At cap {proposed_cap} (top-{int(r['top_k'])}) the agent{who} completed "
                    f"{_wilson_text(int(r['completed']), int(r['runs']))} of the tasks, at {r['total_tokens']:,.0f} "
                    f"tokens and {r['seconds']:.1f} s per task.")
-    first = _first_model(by_cap).sort_values("cap")
+    first = main_rows(_first_model(by_cap)).sort_values("cap")
     best, worst = first.loc[first["completion"].idxmax()], first.loc[first["completion"].idxmin()]
     out.append(f"Across caps {', '.join(str(int(c)) for c in first['cap'])}, completion ranges from "
                f"{_pct(worst['completion'])} (cap {int(worst['cap'])}) to {_pct(best['completion'])} "
                f"(cap {int(best['cap'])}), a difference of {int(best['completed'] - worst['completed'])} of "
                f"{int(best['runs'])} tasks.")
+    others = []
+    for arm in other_arms(by_cap):
+        rows = _first_model(by_cap)
+        rows = rows[rows["arm"].astype(str) == arm].sort_values("cap")
+        at = rows[rows["cap"] == proposed_cap]
+        ci = ""
+        if len(at):
+            lo, hi = wilson_interval(int(at.iloc[0]["completed"]), int(at.iloc[0]["runs"]))
+            ci = f" (cap {proposed_cap}: 95% CI {_pct(lo)}–{_pct(hi)})"
+        others.append(f"{arm_text(arm)}, " + ", ".join(
+            f"cap {int(r.cap)} {int(r.completed)}/{int(r.runs)}" for r in rows.itertuples()) + ci)
+    if others:
+        out.append("Completed by cap with " + "; with ".join(others) + ".")
     by_length = run.table(STEP_LIMITS.notebook, "by_length")
     if by_length is not None:
         length = _first_model(by_length)
-        length = length[(length["cap"] == proposed_cap) & (length["top_k"] == length["top_k"].min())]
-        if len(length):
-            out.append(f"By the number of tools a task needs, at cap {proposed_cap}: " + "; ".join(
-                f"{_tools(int(r.chain_length))} {int(r.completed)}/{int(r.runs)}" for r in length.itertuples()) + ".")
+        length = length[length["cap"] == proposed_cap]
+        arms = [main_arm(length), *other_arms(length)] if "arm" in length.columns else [None]
+        parts = []
+        for arm in arms:
+            rows = main_rows(length) if arm is None else length[length["arm"].astype(str) == arm]
+            if len(rows):
+                parts.append(("" if arm is None else f"{arm_text(arm)}: ") + ", ".join(
+                    f"{_tools(int(r.chain_length))} {int(r.completed)}/{int(r.runs)}" for r in rows.itertuples()))
+        if parts:
+            out.append(f"By the number of tools a task needs, at cap {proposed_cap}: " + "; ".join(parts) + ".")
     cuts = run.table(STEP_LIMITS.notebook, "cut_chains")
     if cuts is not None:
-        out.append("No run failed at a cap that a higher cap completed, so the cap is not what limits this agent."
-                   if len(cuts) == 0 else
-                   f"{len(cuts)} runs failed at a cap although a higher cap completed the same task.")
+        cuts = _first_model(cuts)
+        if len(cuts) == 0:
+            out.append("No run failed at a cap that a higher cap completed, so the cap is not what limits this agent.")
+        elif "arm" in cuts.columns:
+            counts = cuts["arm"].astype(str).value_counts()
+            out.append(f"{len(cuts)} runs failed at a cap although a higher cap completed the same task ("
+                       + ", ".join(f"{int(counts[a])} with {arm_text(a)}" for a in dict.fromkeys(cuts["arm"].astype(str)))
+                       + ").")
+        else:
+            out.append(f"{len(cuts)} runs failed at a cap although a higher cap completed the same task.")
     return out
+
+
+def main_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """One model's rows of the agent as it runs: its main arm, or (a run without arms) its smallest top-k."""
+    arm = main_arm(table)
+    if arm is not None:
+        return table[table["arm"].astype(str) == arm]
+    return table[table["top_k"] == table["top_k"].min()] if "top_k" in table.columns else table
 
 
 def _tools(n: int) -> str:
@@ -228,8 +302,7 @@ def rag_routing(run: Any) -> tuple[int, int, int] | None:
     path = run.run_dir / RAGAS_EVAL.notebook / "runs.csv"
     if not path.is_file():
         return None
-    runs = pd.read_csv(path)
-    runs = _first_model(runs)
+    runs = agent_rows(pd.read_csv(path))
     rag = runs[runs["kind"] == "rag"]
     routed = called = 0
     for row in rag.itertuples():
@@ -249,16 +322,19 @@ def ragas(run: Any) -> list[str]:
     by_kind = run.table(RAGAS_EVAL.notebook, "by_kind")
     if by_kind is None or by_kind.empty:
         return []
-    kinds = _first_model(by_kind).set_index("kind")
+    kinds = agent_rows(by_kind).set_index("kind")
     out = []
     if "scenario" in kinds.index:
         s = kinds.loc["scenario"]
+        passing = (f"; {_wilson_text(int(s['passed']), int(s['n_pass_rate']))} of the turns pass every check "
+                   f"(tools, facts, no forbidden phrase, no known fact asked again)"
+                   if "n_pass_rate" in kinds.columns and pd.notna(s["n_pass_rate"]) and s["n_pass_rate"] > 0 else "")
         out.append(f"On the {int(s['turns'])} scenario turns the agent names the right tools with F1 "
                    f"{s['tool_name_f1']:.3f}, but ToolCallAccuracy (names and arguments) is {s['tool_call_accuracy']:.3f} "
-                   f"and {s['fact_presence']:.3f} of the facts an answer must state reach it.")
+                   f"and {s['fact_presence']:.3f} of the facts an answer must state reach it{passing}.")
     by_scenario = run.table(RAGAS_EVAL.notebook, "by_scenario")
     if by_scenario is not None and len(by_scenario):
-        sc = _first_model(by_scenario)
+        sc = agent_rows(by_scenario)
         best = sc.loc[sc["tool_call_accuracy"].idxmax()]
         zero = zero_consultations(sc)
         out.append(f"Per consultation the best is {best['conversation']} (tool-call accuracy "
@@ -271,7 +347,9 @@ def ragas(run: Any) -> list[str]:
                    f"model called it for {called}; the others were answered with structured product tools or none.")
     if "query" in kinds.index:
         q = kinds.loc["query"]
-        out.append(f"On {int(q['turns'])} test queries the end-to-end tool-name F1 is {q['tool_name_f1']:.3f}.")
+        out.append(f"On {int(q['turns'])} test queries the end-to-end tool-name F1 is {q['tool_name_f1']:.3f}"
+                   + (f" with {arm_text(main_arm(by_kind))}." if main_arm(by_kind) else "."))
+    out += _query_arms(run.table(RAGAS_EVAL.notebook, "by_arm"))
     failures = run.table(RAGAS_EVAL.notebook, "judge_failures")
     if failures is not None and len(failures):
         f = failures.set_index("metric")
@@ -279,6 +357,33 @@ def ragas(run: Any) -> list[str]:
                    + (f"; faithfulness was judged on {int(f.loc['faithfulness', 'ok'])} rows"
                       if "faithfulness" in f.index else "") + ".")
     return out
+
+
+def _query_arms(by_arm: pd.DataFrame | None) -> list[str]:
+    """04's test queries under every arm (router error and model error apart): the share of turns that called
+    every gold tool (none on a no-call query), with its Wilson CI, the tool-name F1, and the prompt tokens."""
+    if by_arm is None or "arm" not in by_arm.columns or "kind" not in by_arm.columns:
+        return []
+    rows = _first_model(by_arm)
+    rows = rows[rows["kind"] == "query"]
+    if rows["arm"].nunique() < 2:
+        return []
+    parts = []
+    for r in rows.itertuples():
+        over = int(getattr(r, "over_context", 0) or 0)
+        if over and over >= int(r.runs):  # nothing was sent: its rates would only count the no-call rows
+            parts.append(f"{arm_text(str(r.arm))}: none sent, all {over} prompts over the model's context")
+            continue
+        text = f"{arm_text(str(r.arm))} {int(r.tools_ok_count)}/{int(r.n_tools_ok)}"
+        if int(r.n_tools_ok):
+            lo, hi = wilson_interval(int(r.tools_ok_count), int(r.n_tools_ok))
+            text += f" [{lo:.2f}, {hi:.2f}], F1 {r.tool_name_f1:.3f}"
+        if over:
+            text += f", {over} not sent (over the context)"
+        if pd.notna(getattr(r, "prompt_tokens", None)) and r.prompt_tokens > 0:
+            text += f", {r.prompt_tokens:,.0f} prompt tokens"
+        parts.append(text)
+    return ["Test queries that called every gold tool (no tool on a no-call query), by arm: " + "; ".join(parts) + "."]
 
 
 # --- 05 ----------------------------------------------------------------------------------------------------------

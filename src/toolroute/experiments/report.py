@@ -168,11 +168,11 @@ def _per_model(table: pd.DataFrame | None, notebook: str, run: RunOutputs) -> pd
 
 def model_comparison(run: RunOutputs, llms: Any = None, proposed_cap: int = 3) -> pd.DataFrame:
     """The models of the run side by side, one row each: step-limit completion, tokens and seconds per
-    task at `proposed_cap` (03, the smallest top-k), the RAGAS headline metric of each kind (04: tool-call
-    accuracy of the scenario turns, fact presence of the RAG answers, name-only tool F1 of the test
-    queries), wall seconds of each notebook's rows, the concurrency, and the model id and
-    system_fingerprint its server answered with. `llms` (the notebooks' list, or None for every model in
-    the tables) picks and orders the rows."""
+    task at `proposed_cap` (03, the agent as it runs: its main routed arm, or the smallest top-k), the
+    RAGAS headline metric of each kind (04, same rows: tool-call accuracy of the scenario turns, fact
+    presence of the RAG answers, name-only tool F1 of the test queries), wall seconds of each notebook's
+    rows, the concurrency, and the model id and system_fingerprint its server answered with. `llms` (the
+    notebooks' list, or None for every model in the tables) picks and orders the rows."""
     by_cap = _per_model(run.table(STEP_LIMITS.notebook, "by_cap"), STEP_LIMITS.notebook, run)
     by_kind = _per_model(run.table(RAGAS_EVAL.notebook, "by_kind"), RAGAS_EVAL.notebook, run)
     found = [*([] if by_cap is None else by_cap["model"].astype(str)), *([] if by_kind is None else by_kind["model"].astype(str))]
@@ -187,7 +187,7 @@ def model_comparison(run: RunOutputs, llms: Any = None, proposed_cap: int = 3) -
         row["max_concurrency"] = info.get("max_concurrency")
         if by_cap is not None:
             mine = by_cap[(by_cap["model"].astype(str) == name) & (by_cap["cap"] == proposed_cap)]
-            mine = mine[mine["top_k"] == mine["top_k"].min()] if len(mine) else mine
+            mine = notebook_findings.main_rows(mine) if len(mine) else mine  # the agent as it runs
             if len(mine):
                 r = mine.iloc[0]
                 row.update({f"03 completion @cap {proposed_cap}": r["completion"],
@@ -196,11 +196,12 @@ def model_comparison(run: RunOutputs, llms: Any = None, proposed_cap: int = 3) -
                             "03 errors": int(r["errors"])})
             row["03 wall seconds"] = _llms(run, STEP_LIMITS.notebook).get(name, {}).get("run_seconds")
         if by_kind is not None:
-            mine = by_kind[by_kind["model"].astype(str) == name].set_index("kind")
+            every_arm = by_kind[by_kind["model"].astype(str) == name]
+            mine = notebook_findings.main_rows(every_arm).set_index("kind")
             for kind, metric in (("scenario", "tool_call_accuracy"), ("rag", "fact_presence"), ("query", "tool_name_f1")):
                 if kind in mine.index and metric in mine.columns:
                     row[f"04 {kind} {metric}"] = mine.loc[kind, metric]
-            row["04 turns"] = int(mine["turns"].sum()) if len(mine) else 0
+            row["04 turns"] = int(every_arm["turns"].sum()) if len(every_arm) else 0
             row["04 wall seconds"] = _llms(run, RAGAS_EVAL.notebook).get(name, {}).get("run_seconds")
         rows.append(row)
     return pd.DataFrame(rows)

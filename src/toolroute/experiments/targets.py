@@ -22,6 +22,7 @@ import pandas as pd
 
 from toolroute.config import ROOT
 from toolroute.evaluation.metrics import wilson_interval
+from toolroute.experiments.arms import arm_order
 
 AT_LEAST, AT_MOST = ">=", "<="
 DEFAULT_ARM = "{default_arm}"
@@ -107,6 +108,8 @@ def _label(match: pd.DataFrame, row: pd.Series) -> str:
     """For a target that matches several rows (one per model or per agent arm, say): what tells this one apart."""
     differing = [c for c in match.columns
                  if match[c].nunique(dropna=False) > 1 and c in ("model", "arm", "top_k", "domain")]
+    if "arm" in differing and "top_k" in differing:  # an arm's name already says its top-k
+        differing.remove("top_k")
     return ", ".join(f"{c} {row[c]}" for c in differing)
 
 
@@ -172,6 +175,9 @@ def verdicts(run_dir: str | Path, default_arm: str, targets: tuple[Target, ...] 
             out.append({**base, "value": math.nan, "ci_low": math.nan, "ci_high": math.nan, "ci": "", "n": math.nan,
                         "verdict": "not measured", "note": f"{target.table}: {why}"})
             continue
+        if "arm" in match.columns:  # the agent as it runs first, then the oracle and the ceilings
+            order = arm_order(list(dict.fromkeys(match["arm"].astype(str))))
+            match = match.sort_values("arm", key=lambda arms: arms.astype(str).map(order.index), kind="stable")
         for _, row in match.iterrows():
             value = float(row[target.column])
             lo, hi, method = _ci(target, table, row)
