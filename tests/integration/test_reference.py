@@ -240,12 +240,20 @@ def test_step_limit_reference_scores_and_tables_follow_from_its_runs():
     """The LLM's answers are not reproducible across CPU types, but everything computed from them is:
     each row's scores re-scored from its called tools and answer against today's task file, every
     copied row equal to the run it copies, and the committed tables recomputed from the rows."""
+    check_step_limit_run(STEP_LIMITS)
+
+
+def check_step_limit_run(folder):
+    """Re-score the rows of a 03 run folder and recompute its tables (see the test above); a run with
+    agent arms is keyed by arm too, and its ceiling arm (the gold calls replayed, no cap applies) may
+    take more tool steps than its cap."""
     from toolroute.agent.tasks import load_tasks
     from toolroute.experiments import step_limits
 
-    runs = step_limits.read_runs(STEP_LIMITS / "runs.csv")
+    runs = step_limits.read_runs(folder / "runs.csv")
+    keys = [c for c in ("model", "arm") if c in runs.columns] + ["domain", "task_id", "top_k", "cap"]
     tasks = {(d, t.id): t for d in runs.domain.unique() for t in load_tasks(d)}
-    assert not runs.duplicated(["domain", "task_id", "top_k", "cap"]).any()
+    assert not runs.duplicated(keys).any()
     for row in runs.itertuples():
         task = tasks[(row.domain, row.task_id)]
         assert row.gold_tools == list(task.gold_tools) and row.query == task.query, row.task_id
@@ -253,14 +261,17 @@ def test_step_limit_reference_scores_and_tables_follow_from_its_runs():
         facts_ok = not task.missing_facts(row.answer)
         assert (row.tools_ok, row.facts_ok) == (tools_ok, facts_ok), (row.task_id, row.cap)
         assert row.completed == (tools_ok and facts_ok and not row.error), (row.task_id, row.cap)
-        assert row.tool_steps <= row.cap
-    rows = runs.set_index(["domain", "task_id", "top_k", "cap"])
+        assert row.tool_steps <= row.cap or getattr(row, "arm", "") == "gold_replay", (row.task_id, row.cap)
+    rows = runs.set_index(keys)
     for row in runs[runs.reused_from_cap > 0].itertuples():
-        source = rows.loc[(row.domain, row.task_id, row.top_k, row.reused_from_cap)]
+        source = rows.loc[tuple(getattr(row, k) for k in keys[:-1]) + (row.reused_from_cap,)]
         assert row.reused_from_cap < row.cap and not source.capped and source.reused_from_cap == 0
         assert (source.answer, source.called_tools) == (row.answer, row.called_tools)
-    for name, table in step_limits.summarise(runs).items():
-        committed = pd.read_csv(STEP_LIMITS / f"{name}.csv")
+    tables = dict(step_limits.summarise(runs))
+    if "arm" in runs.columns:
+        tables["by_arm"] = step_limits.arm_summary(runs)
+    for name, table in tables.items():
+        committed = pd.read_csv(folder / f"{name}.csv")
         pd.testing.assert_frame_equal(table.reset_index(drop=True), committed, check_dtype=False, atol=1e-9)
 
 
@@ -285,22 +296,32 @@ def check_ragas_run(folder, params):
                                    query_limit=params.get("query_limit"))
     scores = pd.read_csv(folder / "scores.csv")
     runs = pd.read_csv(folder / "runs.csv", keep_default_na=False)
-    assert sorted(scores["id"]) == sorted(i.id for i in items) == sorted(runs["id"])
+    arms = "arm" in runs.columns  # a run with agent arms: a turn is (arm, id), its checkpoint tag ends in |arm=<arm>
+    runs = runs.assign(arm=runs["arm"] if arms else "")
+    keyed = runs.set_index(["arm", "id"])
+    assert not keyed.index.duplicated().any()
+    assert sorted(zip(scores["arm"] if arms else [""] * len(scores), scores["id"])) == sorted(keyed.index)
+    assert set(runs["id"]) == {i.id for i in items}
     lines = [json.loads(line) for line in (folder / "turns.partial.jsonl").read_text(encoding="utf-8").splitlines()]
-    # the run's own tag is the last line's; a conversation run again after a resume: its last rows are the ones used
-    saved = {line["row"]["id"]: line["row"] for line in lines if line["tag"] == lines[-1]["tag"]}
-    turns = pd.DataFrame([saved[i] for i in runs["id"] if i in saved])
-    failed = set(runs["id"]) - set(turns["id"])  # turns that raised are not saved, and keep their error
-    assert all(runs.set_index("id").loc[list(failed), "error"] != ""), failed
-    for turn in turns.itertuples():
-        run = runs.set_index("id").loc[turn.id]
-        assert (turn.answer, json.dumps(turn.called_tools, ensure_ascii=False)) == (run.answer, run.called_tools), turn.id
-    rescored = ragas_eval.score_without_llm(turns, items).set_index("id")
+    # the run's own tag is the last line's (less its arm); a conversation run again after a resume: its last rows count
+    base = lines[-1]["tag"].rsplit("|arm=", 1)[0]
+    saved = {(line["tag"].rsplit("|arm=", 1)[1] if "|arm=" in line["tag"] else "", line["row"]["id"]): line["row"]
+             for line in lines if line["tag"].rsplit("|arm=", 1)[0] == base}
+    turns = [(key, saved[key]) for key in keyed.index if key in saved]
+    failed = set(keyed.index) - {key for key, _ in turns}  # turns that raised are not saved, and keep their error
+    assert all(keyed.loc[list(failed), "error"] != ""), failed
+    for key, turn in turns:
+        run = keyed.loc[key]
+        assert (turn["answer"], json.dumps(turn["called_tools"], ensure_ascii=False)) == (run.answer, run.called_tools), key
     # metrics added after a run are not in its scores (they come with its next run); no other may be missing
     metrics = [m for m in ragas_eval.NON_LLM_METRICS if m in scores.columns]
     assert set(ragas_eval.NON_LLM_METRICS) - set(metrics) <= {"rag_tool_called", "answering_tool_called"}
-    committed = scores.set_index("id").loc[rescored.index, metrics]
-    pd.testing.assert_frame_equal(rescored[metrics], committed, check_dtype=False, atol=1e-9)
+    committed = scores.assign(arm=scores["arm"] if arms else "").set_index(["arm", "id"])
+    for arm in dict.fromkeys(key[0] for key, _ in turns):
+        mine = pd.DataFrame([turn for key, turn in turns if key[0] == arm])
+        rescored = ragas_eval.score_without_llm(mine, items).set_index("id")
+        pd.testing.assert_frame_equal(rescored[metrics], committed.loc[arm].loc[rescored.index, metrics],
+                                      check_dtype=False, atol=1e-9, obj=f"arm {arm!r}")
     for name, table in (("by_kind", ragas_eval.summary_by_kind(scores)),
                         ("by_scenario", ragas_eval.summary_by_conversation(scores))):
         pd.testing.assert_frame_equal(table.reset_index(drop=True), pd.read_csv(folder / f"{name}.csv"),
