@@ -372,3 +372,15 @@ def test_the_model_table_reads_the_routed_arm(tmp_path):
     table = report.model_comparison(_arm_run(tmp_path), proposed_cap=3).set_index("model")
     assert table.loc["embedded", "03 completed"] == "4/10"
     assert table.loc["embedded", "04 query tool_name_f1"] == 0.5 and table.loc["embedded", "04 turns"] == 56
+
+
+def test_the_arms_table_puts_each_value_beside_its_ci_and_leaves_out_the_mixed_pool():
+    by_arm = pd.DataFrame({"model": ["m"] * 3, "arm": ["routed@5", "routed@5", "oracle"], "kind": ["all", "query", "query"],
+                           "runs": [30, 8, 8], "over_context": [0, 0, 0], "completion": [0.5, 0.25, 0.875],
+                           "completion_lo": [0.3, 0.07, 0.53], "completion_hi": [0.7, 0.59, 0.98],
+                           "prompt_tokens": [2100.4, 2000.0, 800.0]})
+    [view] = report.arm_view(by_arm)
+    assert list(view["arm"]) == ["routed@5", "oracle"] and "model" not in view.columns  # one model: no column
+    assert list(view["completion [95% CI]"]) == ["0.250 [0.070, 0.590]", "0.875 [0.530, 0.980]"]
+    assert list(view["prompt_tokens [95% CI]"]) == ["2,000", "800"]
+    assert report.arm_view(None) == []

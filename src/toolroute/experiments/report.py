@@ -405,11 +405,43 @@ def _ablation_view(run: RunOutputs, experiment: Experiment) -> list | None:
     return [top, *([paired_with_holm(paired)] if paired is not None else []), *breakdown_views(run), *pareto_view(run)]
 
 
+ARM_COLUMNS = {"completion": 3, "tools_ok": 3, "tools_exact": 3, "facts_ok": 3, "tool_call_accuracy": 3,
+               "tool_name_f1": 3, "fact_presence": 3, "prompt_tokens": 0, "total_tokens": 0, "seconds": 1}
+"""The columns of an arms table the report shows, with the decimals of their value and 95% CI."""
+
+
+def arm_view(by_arm: pd.DataFrame | None) -> list[pd.DataFrame]:
+    """An arms table (03's or 04's by_arm) as the report prints it: per arm (and kind, cap), each rate or
+    mean with its 95% CI in one cell, the run counts beside them; 04's pooled "all" rows left out, since
+    the routed arm pools kinds the other arms did not run. [] when the run has no arms."""
+    if by_arm is None or by_arm.empty:
+        return []
+    table = by_arm[by_arm["kind"] != "all"] if "kind" in by_arm.columns else by_arm
+    keys = [c for c in ("model", "arm", "kind", "cap") if c in table.columns
+            and not (c == "model" and table[c].nunique() <= 1)]
+    out = table[[*keys, *[c for c in ("runs", "over_context") if c in table.columns]]].copy()
+    for column, digits in ARM_COLUMNS.items():
+        if column not in table.columns:
+            continue
+        lo, hi = table.get(f"{column}_lo"), table.get(f"{column}_hi")
+        cells = []
+        for i, value in table[column].items():
+            if pd.isna(value):
+                cells.append("–")
+            elif lo is None or hi is None or pd.isna(lo[i]) or pd.isna(hi[i]):
+                cells.append(f"{value:,.{digits}f}")
+            else:
+                cells.append(f"{value:,.{digits}f} [{lo[i]:,.{digits}f}, {hi[i]:,.{digits}f}]")
+        out[f"{column} [95% CI]"] = cells
+    return [out.reset_index(drop=True)]
+
+
 def _step_limits_view(run: RunOutputs, experiment: Experiment) -> list | None:
     by_cap = run.table(experiment.notebook, "by_cap")
     if by_cap is None:
         return None
-    return [by_cap, run.table(experiment.notebook, "by_length"), run.table(experiment.notebook, "by_domain")]
+    return [*arm_view(run.table(experiment.notebook, "by_arm")), by_cap, run.table(experiment.notebook, "by_length"),
+            run.table(experiment.notebook, "by_domain")]
 
 
 def _ragas_view(run: RunOutputs, experiment: Experiment) -> list | None:
@@ -418,7 +450,8 @@ def _ragas_view(run: RunOutputs, experiment: Experiment) -> list | None:
         return None
     failures = run.table(experiment.notebook, "judge_failures")
     by_scenario = run.table(experiment.notebook, "by_scenario")
-    return [by_kind, failures if failures is not None else "No judge ran in this run.",
+    return [by_kind, *arm_view(run.table(experiment.notebook, "by_arm")),
+            failures if failures is not None else "No judge ran in this run.",
             *([by_scenario] if by_scenario is not None else [])]
 
 
