@@ -42,13 +42,17 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
                  "completion_vs_cap.png", "cost_vs_cap.png"]:
         assert (steps / name).stat().st_size > 0, name
     runs = pd.read_csv(steps / "runs.csv", keep_default_na=False)
-    assert len(runs) == 4 and set(runs.cap) == {1, 3} and (runs.tool_steps <= runs.cap).all()
-    assert (runs.error == "").all()
+    assert len(runs) == 3 * 4 and set(runs.cap) == {1, 3} and set(runs.arm) == {"routed@5", "oracle", "gold_replay"}
+    capped = runs[runs.arm != "gold_replay"]  # the ceiling replays every gold call whatever the cap
+    assert (capped.tool_steps <= capped.cap).all() and (runs.error == "").all()
+    assert pd.read_csv(steps / "by_arm.csv").groupby("arm").size().to_dict() == {"gold_replay": 2, "oracle": 2, "routed@5": 2}
     ragas = run_dir / "04_ragas_eval"
-    for name in ["runs.csv", "scores.csv", "by_kind.csv", "by_scenario.csv", "metrics.png"]:
+    for name in ["runs.csv", "scores.csv", "by_kind.csv", "by_scenario.csv", "by_arm.csv", "metrics.png", "arms_cost.png"]:
         assert (ragas / name).stat().st_size > 0, name
-    by_kind = pd.read_csv(ragas / "by_kind.csv").set_index("kind")
-    assert by_kind.loc["scenario", "turns"] == 4 and by_kind.loc["rag", "turns"] == 2 and by_kind.loc["query", "turns"] == 3
+    by_kind = pd.read_csv(ragas / "by_kind.csv")
+    routed = by_kind[by_kind.arm == "routed@5"].set_index("kind")
+    assert routed.loc["scenario", "turns"] == 4 and routed.loc["rag", "turns"] == 2 and routed.loc["query", "turns"] == 3
+    assert set(by_kind[by_kind.arm != "routed@5"].kind) == {"query"}  # the other arms on the test queries only
     assert not (ragas / "judged.csv").exists()  # judge: none
     headline = pd.read_csv(run_dir / "headline.csv").set_index("metric")
     assert headline.loc["Hit@1", "seed 002"] == 0.969 and 0 <= headline.loc["Hit@1", "toolroute"] <= 1
@@ -56,6 +60,7 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     assert "seed 002" in html and "data:image/png;base64" in html and "import warnings" not in html  # no code cells
     for section in ["Routing at scale (05)", "Improving the cards (06)"]:  # the report ran after them
         assert section in html, section
+    assert "the gold tools bound (oracle router)" in html  # 03's and 04's findings read the arms
     assert "05_scale is not in this run" not in html and "06_card_improvement is not in this run" not in html
     manifest = json.loads((run_dir / "manifest.json").read_text())
     scale_out = run_dir / "05_scale"
