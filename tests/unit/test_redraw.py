@@ -13,12 +13,15 @@ def test_redraw_reference_figures_from_the_committed_tables(tmp_path):
     redrawn = sorted(k for k, v in done.items() if v.startswith("redrawn"))
     # the no-call figure needs the per-query scores, which runs write since the figure was fixed
     scores = (ROOT / "results/reference/02_toolcard_ablation/no_call_scores_test.csv").is_file()
+    # the arms' cost figures need the by_arm tables, which runs with agent arms write
+    arms = [f"{n}/arms_cost.png" for n in ("03_step_limits", "04_ragas_eval")
+            if (ROOT / "results/reference" / n / "by_arm.csv").is_file()]
     assert redrawn == sorted(["01_ingest/hit_rate.png", "02_toolcard_ablation/confusions_test.png",
                               "02_toolcard_ablation/hit1_test.png", "02_toolcard_ablation/recall_curves_test.png",
                               "02_toolcard_ablation/no_call_curves_test.png", "02_toolcard_ablation/tool_recall_test.png",
                               "03_step_limits/completion_vs_cap.png", "03_step_limits/cost_vs_cap.png",
                               "04_ragas_eval/metrics.png", "05_scale/scale.png",
                               "06_card_improvement/card_improvement.png",
-                              *(["02_toolcard_ablation/no_call_test.png"] if scores else [])])
+                              *(["02_toolcard_ablation/no_call_test.png"] if scores else []), *arms])
     assert done["02_toolcard_ablation/no_call_test.png"].startswith("redrawn" if scores else "skipped")
     assert all((run / name).stat().st_size > 0 for name in redrawn)

@@ -125,6 +125,14 @@ def redraw_step_limits(run: Path) -> dict[str, str]:
         plots.completion_plot(runs, folder / "completion_vs_cap.png")
         plots.cost_plot(runs, folder / "cost_vs_cap.png")
         done["03_step_limits/completion_vs_cap.png"] = done["03_step_limits/cost_vs_cap.png"] = "redrawn from runs.csv"
+    if (folder / "by_arm.csv").is_file():
+        cap = _parameters(run, "03_step_limits").get("proposed_cap", 3)
+        by_arm = pd.read_csv(folder / "by_arm.csv")
+        domains = ", ".join(pd.read_csv(folder / "runs.csv", usecols=["domain"])["domain"].unique()) \
+            if (folder / "runs.csv").is_file() else ""
+        plots.arm_cost_plot(by_arm[by_arm["cap"] == cap], folder / "arms_cost.png",
+                            title=f"Token cost vs completion per arm at cap {cap} — {domains}")
+        done["03_step_limits/arms_cost.png"] = f"redrawn from by_arm.csv (cap {cap})"
     return done
 
 
@@ -133,6 +141,17 @@ def redraw_ragas(run: Path) -> dict[str, str]:
     if (folder / "scores.csv").is_file():
         plots.metric_plot(pd.read_csv(folder / "scores.csv"), folder / "metrics.png")
         done["04_ragas_eval/metrics.png"] = "redrawn from scores.csv"
+    if (folder / "by_arm.csv").is_file():
+        kinds = _parameters(run, "04_ragas_eval").get("arm_kinds")
+        by_arm = pd.read_csv(folder / "by_arm.csv")
+        if kinds is None or len(kinds) == 1:  # the pool every arm ran: all items, or the one kind of arm_kinds
+            pool = "all" if kinds is None else kinds[0]
+            plots.arm_cost_plot(by_arm[by_arm["kind"] == pool], folder / "arms_cost.png",
+                                title="Token cost vs completion per arm — " +
+                                ("every item pooled" if kinds is None else f"the {pool} items every arm ran"))
+            done["04_ragas_eval/arms_cost.png"] = f"redrawn from by_arm.csv ({pool})"
+        else:
+            done["04_ragas_eval/arms_cost.png"] = "skipped: arm_kinds names several kinds, whose pool by_arm.csv lacks"
     return done
 
 
