@@ -297,6 +297,7 @@ def check_ragas_run(folder, params):
     scores = pd.read_csv(folder / "scores.csv")
     runs = pd.read_csv(folder / "runs.csv", keep_default_na=False)
     arms = "arm" in runs.columns  # a run with agent arms: a turn is (arm, id), its checkpoint tag ends in |arm=<arm>
+    assert "model" not in runs.columns or runs["model"].nunique() == 1, "one model's run (its checkpoint holds its turns)"
     runs = runs.assign(arm=runs["arm"] if arms else "")
     keyed = runs.set_index(["arm", "id"])
     assert not keyed.index.duplicated().any()

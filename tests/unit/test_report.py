@@ -58,37 +58,39 @@ def test_holm_adjusts_in_order_and_keeps_nan():
 
 def test_every_target_value_equals_the_csv_it_names():
     verdicts = targets.verdicts(REFERENCE, DEFAULT_ARM)
-    for target in targets.TARGETS:
-        mine = verdicts[verdicts["target"].str.startswith(target.name)]
-        assert len(mine) >= 1, target.name
-        assert all(target.table in s and target.column in s for s in mine["source"])
-        if mine["verdict"].iloc[0] == "not measured":
+    assert len(verdicts) == len(targets.TARGETS)
+    for target, (_, row) in zip(targets.TARGETS, verdicts.iterrows()):
+        assert row["target"].startswith(target.name)
+        assert target.table in row["source"] and target.column in row["source"]
+        if row["verdict"] == "not measured":
             table = target.path(REFERENCE, ROOT)
             assert not table.is_file() or target.column not in pd.read_csv(table).columns or _read_independently(target).empty
             continue
         rows = _read_independently(target)
-        assert len(rows) == len(mine), target.name  # one verdict per matching row (per agent arm, per model)
-        for (_, row), (_, source) in zip(mine.iterrows(), rows.iterrows()):
-            assert row["value"] == pytest.approx(float(source[target.column]), abs=0), target.name
-            assert row["verdict"] == ("met" if target.met(row["value"]) else "missed")
-            if f"{target.column}_lo" in rows.columns:
-                assert row["ci"] == "bootstrap" and row["ci_low"] == source[f"{target.column}_lo"]
-            elif target.n:
-                assert row["ci"] == "Wilson"
-                assert (row["ci_low"], row["ci_high"]) == wilson_interval(int(source[target.count]), int(source[target.n]))
-        if len(mine) > 1:  # the rows say what tells them apart
-            assert mine["target"].nunique() == len(mine), list(mine["target"])
+        if "arm" in rows.columns and rows["arm"].nunique() > 1:  # the reference's agent: the router's top 5
+            rows = rows[rows["arm"] == "routed@5"]
+            assert "arm = routed@5" in row["source"]
+        assert len(rows) == 1, target.name
+        assert row["value"] == pytest.approx(float(rows[target.column].iloc[0]), abs=0), target.name
+        assert row["verdict"] == ("met" if target.met(row["value"]) else "missed")
+        if f"{target.column}_lo" in rows.columns:
+            assert row["ci"] == "bootstrap" and row["ci_low"] == rows[f"{target.column}_lo"].iloc[0]
+        elif target.n:
+            assert row["ci"] == "Wilson"
+            assert (row["ci_low"], row["ci_high"]) == wilson_interval(int(rows[target.count].iloc[0]), int(rows[target.n].iloc[0]))
 
 
-def test_a_target_over_several_agent_arms_names_each_arm(tmp_path):
+def test_a_target_over_agent_arms_is_judged_on_the_agent_as_it_runs(tmp_path):
     (tmp_path / "03_step_limits").mkdir()
-    pd.DataFrame({"arm": ["routed@5", "oracle", "routed@5"], "top_k": [5, 5, 5], "chain_length": [2, 2, 3],
-                  "cap": [3, 3, 3], "runs": [10, 10, 4], "completed": [1, 6, 0], "completion": [0.1, 0.6, 0.0]}
+    pd.DataFrame({"arm": ["gold_replay", "oracle", "routed@1", "routed@3", "routed@3"], "top_k": [0, 0, 1, 3, 3],
+                  "chain_length": [2, 2, 2, 2, 3], "cap": [3] * 5, "runs": [10, 10, 10, 10, 4],
+                  "completed": [9, 6, 0, 1, 0], "completion": [0.9, 0.6, 0.0, 0.1, 0.0]}
                  ).to_csv(tmp_path / "03_step_limits" / "by_length.csv", index=False)
+    (tmp_path / "manifest.json").write_text('{"notebooks": {"03_step_limits": {"parameters": {"top_ks": [3]}}}}')
     chain = next(t for t in targets.TARGETS if t.table == "03_step_limits/by_length.csv")
     table = targets.verdicts(tmp_path, DEFAULT_ARM, targets=(chain,))
-    assert list(table["target"]) == [f"{chain.name} (arm routed@5)", f"{chain.name} (arm oracle)"]
-    assert list(table["verdict"]) == ["missed", "met"] and list(table["n"]) == [10, 10]
+    assert list(table["target"]) == [chain.name] and list(table["value"]) == [0.1] and list(table["n"]) == [10]
+    assert list(table["verdict"]) == ["missed"] and "arm = routed@3" in table["source"].iloc[0]
 
 
 def test_the_targets_are_declared_once_with_their_source():
@@ -320,67 +322,99 @@ def test_the_ablation_section_draws_accuracy_against_route_time():
 
 # --- agent arms (03 and 04 with `arms`) ---------------------------------------------------------------------------
 
-def _arm_run(tmp_path) -> report.RunOutputs:
-    """A run whose 03 and 04 tables carry oracle and ceiling arms besides the routed top-5 (the embedded model)."""
-    def cap_rows(arm, top_k, completed):
-        return [{"model": "embedded", "arm": arm, "top_k": top_k, "cap": c, "runs": 10, "completed": n,
+def _arm_run(tmp_path, top_k: int = 5) -> report.RunOutputs:
+    """A run whose 03 and 04 tables carry the routed top-1 and top-`top_k`, oracle, all-tools and ceiling arms
+    (oracle and ceiling first, with top_k 0, as in an alphabetically ordered table)."""
+    def cap_rows(arm, k, completed):
+        return [{"model": "embedded", "arm": arm, "top_k": k, "cap": c, "runs": 10, "completed": n,
                  "completion": n / 10, "total_tokens": 1000.0 * c, "seconds": 5.0 * c, "llm_calls": c, "errors": 0}
                 for c, n in zip([1, 3], completed)]
+    routed = f"routed@{top_k}"
     by_cap = pd.DataFrame(cap_rows("gold_replay", 0, [9, 9]) + cap_rows("oracle", 0, [2, 7]) +
-                          cap_rows("routed@5", 5, [1, 4]))
+                          cap_rows("routed@1", 1, [0, 1]) + cap_rows(routed, top_k, [1, 4]))
     by_length = pd.DataFrame([{"model": "embedded", "arm": a, "top_k": k, "chain_length": 2, "cap": 3, "runs": 6,
                                "completed": n, "completion": n / 6}
-                              for a, k, n in [("gold_replay", 0, 6), ("oracle", 0, 4), ("routed@5", 5, 1)]])
-    cuts = pd.DataFrame({"model": ["embedded"] * 3, "arm": ["oracle", "oracle", "routed@5"]})
-    kinds = pd.DataFrame([{"model": "embedded", "arm": "routed@5", "kind": k, "turns": t, "tool_call_accuracy": 0.2,
+                              for a, k, n in [("gold_replay", 0, 6), ("oracle", 0, 4), ("routed@1", 1, 0), (routed, top_k, 1)]])
+    cuts = pd.DataFrame({"model": ["embedded"] * 3, "arm": ["oracle", "oracle", routed]})
+    kinds = pd.DataFrame([{"model": "embedded", "arm": a, "kind": k, "turns": t, "tool_call_accuracy": acc,
                            "tool_name_f1": 0.5, "fact_presence": 0.3, "pass_rate": 0.25, "passed": 5, "n_pass_rate": 20}
+                          for a, acc in [("routed@1", 0.1), (routed, 0.2)]
                           for k, t in [("scenario", 20), ("rag", 4), ("query", 8)]] +
                          [{"model": "embedded", "arm": a, "kind": "query", "turns": 8, "tool_name_f1": f}
-                          for a, f in [("routed@1", 0.25), ("oracle", 0.875), ("all_tools", 0.0)]])
-    by_arm = pd.DataFrame([{"model": "embedded", "arm": a, "kind": "query", "runs": 8, "over_context": o,
-                            "tools_ok_count": n, "n_tools_ok": 8, "tool_name_f1": f, "prompt_tokens": p}
-                           for a, o, n, f, p in [("routed@1", 0, 2, 0.25, 900.0), ("routed@5", 0, 4, 0.5, 2100.0),
-                                                 ("oracle", 0, 7, 0.875, 800.0), ("all_tools", 8, 1, 0.0, float("nan"))]])
-    return report.RunOutputs(tmp_path, tables={
+                          for a, f in [("oracle", 0.875), ("all_tools", 0.0)]])
+    by_arm = pd.DataFrame([{"model": "embedded", "arm": a, "kind": "query", "runs": r, "over_context": o,
+                            "completed": n, "tools_ok_count": t, "tool_name_f1": f, "prompt_tokens": p}
+                           for a, r, o, n, t, f, p in [("all_tools", 8, 8, 0, 1, 0.0, float("nan")),
+                                                       ("gold_replay", 3, 0, 3, 3, 1.0, 500.0),
+                                                       ("oracle", 8, 0, 7, 7, 0.875, 800.0),
+                                                       ("routed@1", 8, 0, 2, 2, 0.25, 900.0),
+                                                       (routed, 8, 0, 4, 4, 0.5, 2100.0)]])
+    manifest = {"notebooks": {"03_step_limits": {"parameters": {"top_ks": [top_k, 9]}},
+                              "04_ragas_eval": {"parameters": {"top_k": top_k}}}}
+    return report.RunOutputs(tmp_path, manifest=manifest, tables={
         "03_step_limits": {"by_cap": by_cap, "by_length": by_length, "cut_chains": cuts},
         "04_ragas_eval": {"by_kind": kinds, "by_arm": by_arm}})
 
 
-def test_step_limit_findings_describe_the_routed_agent_then_the_oracle_and_the_ceiling(tmp_path):
-    text = findings.step_limits(_arm_run(tmp_path), proposed_cap=3)
+@pytest.mark.parametrize("top_k", [5, 3])
+def test_step_limit_findings_describe_the_agent_then_the_oracle_and_the_ceiling(tmp_path, top_k):
+    text = findings.step_limits(_arm_run(tmp_path, top_k), proposed_cap=3)
     assert 3 <= len(text) <= 6, text
-    assert text[0].startswith("At cap 3 (top-5) the agent with model embedded completed 4/10")  # routed, not top_k 0
+    assert text[0].startswith(f"At cap 3 the agent with the router's top {top_k} (model embedded) completed 4/10")
     assert "from 10% (cap 1) to 40% (cap 3)" in text[1]
-    others = next(s for s in text if s.startswith("Completed by cap with"))
-    assert others.index("oracle router), cap 1 2/10, cap 3 7/10") < others.index("(ceiling), cap 1 9/10")
+    others = next(s for s in text if s.startswith("Completed with"))
+    assert others.index("top 1: cap 1 0/10, cap 3 1/10") < others.index("oracle router: cap 1 2/10, cap 3 7/10") \
+        < others.index("written by the model: 9/10 (90%, 95% CI 60%–98%) at every cap (the cap does not apply)")
     lengths = next(s for s in text if s.startswith("By the number of tools"))
-    assert lengths.index("top 5: 2 tools 1/6") < lengths.index("(oracle router): 2 tools 4/6")
-    assert "3 runs failed at a cap" in text[-1] and "2 with the gold tools bound" in text[-1]
+    assert lengths.index(f"top {top_k}: 2 tools 1/6") < lengths.index("top 1: 2 tools 0/6") \
+        < lengths.index("oracle router: 2 tools 4/6")
+    assert text[-1] == (f"3 runs failed at a cap although a higher cap completed the same task: 1 with the router's "
+                        f"top {top_k}, 2 with the gold tools bound by an oracle router.")
 
 
-def test_ragas_findings_read_the_routed_rows_and_compare_the_arms_on_the_test_queries(tmp_path):
+def test_step_limit_findings_without_a_routed_arm_name_the_arm_they_describe(tmp_path):
+    run = _arm_run(tmp_path)
+    by_cap = run.tables["03_step_limits"]["by_cap"]
+    run.tables["03_step_limits"] = {"by_cap": by_cap[by_cap.arm.isin(["oracle", "gold_replay"])]}
+    text = findings.step_limits(run, proposed_cap=3)
+    assert text[0].startswith("At cap 3 the agent with the gold tools bound by an oracle router (model embedded) "
+                              "completed 7/10") and "Across caps 1, 3," in text[1]
+
+
+def test_several_models_share_one_sentence(tmp_path):
+    run = _arm_run(tmp_path)
+    by_cap = run.tables["03_step_limits"]["by_cap"]
+    run.tables["03_step_limits"]["by_cap"] = pd.concat([by_cap.assign(model=m) for m in "abc"], ignore_index=True)
+    text = findings.step_limits(run, proposed_cap=3)
+    assert 3 <= len(text) <= 6 and text[0].count("4/10") == 3 and "model a: 4/10" in text[0]
+
+
+def test_ragas_findings_read_the_agents_arm_and_compare_the_arms_on_the_test_queries(tmp_path):
     text = findings.ragas(_arm_run(tmp_path))
-    assert len(text) <= 6
-    assert "On the 20 scenario turns" in text[0] and "5/20 (25%" in text[0]
+    assert 3 <= len(text) <= 6, text
+    assert "On the 20 scenario turns" in text[0] and "is 0.200" in text[0] and "5/20 (25%" in text[0]  # top 5, not 1
     assert any(s.startswith("On 8 test queries the end-to-end tool-name F1 is 0.500 with the router's top 5") for s in text)
-    arms = next(s for s in text if s.startswith("Test queries that called every gold tool"))
-    assert "the router's top 1 2/8" in arms and "(oracle router) 7/8" in arms
+    arms = next(s for s in text if s.startswith("Test queries completed"))
+    assert arms.index("the router's top 1 2/8") < arms.index("top 5 4/8") < arms.index("oracle router 7/8")
     assert "every tool bound: none sent, all 8 prompts over the model's context" in arms
+    assert "replayed" not in arms  # the ceiling is complete by construction on test queries
 
 
-def test_the_model_table_reads_the_routed_arm(tmp_path):
+def test_the_model_table_reads_the_agents_arm(tmp_path):
     table = report.model_comparison(_arm_run(tmp_path), proposed_cap=3).set_index("model")
     assert table.loc["embedded", "03 completed"] == "4/10"
-    assert table.loc["embedded", "04 query tool_name_f1"] == 0.5 and table.loc["embedded", "04 turns"] == 56
+    assert table.loc["embedded", "04 scenario tool_call_accuracy"] == 0.2
+    assert table.loc["embedded", "04 turns (every arm)"] == 80
 
 
 def test_the_arms_table_puts_each_value_beside_its_ci_and_leaves_out_the_mixed_pool():
-    by_arm = pd.DataFrame({"model": ["m"] * 3, "arm": ["routed@5", "routed@5", "oracle"], "kind": ["all", "query", "query"],
-                           "runs": [30, 8, 8], "over_context": [0, 0, 0], "completion": [0.5, 0.25, 0.875],
-                           "completion_lo": [0.3, 0.07, 0.53], "completion_hi": [0.7, 0.59, 0.98],
-                           "prompt_tokens": [2100.4, 2000.0, 800.0]})
+    by_arm = pd.DataFrame({"model": ["m"] * 4, "arm": ["oracle", "routed@5", "routed@5", "all_tools"],
+                           "kind": ["query", "all", "query", "query"], "runs": [8, 30, 8, 8], "over_context": [0, 0, 0, 8],
+                           "completion": [0.875, 0.5, 0.25, 0.0], "completion_lo": [0.53, 0.3, 0.07, 0.0],
+                           "completion_hi": [0.98, 0.7, 0.59, 0.32], "prompt_tokens": [800.0, 2100.4, 2000.0, float("nan")]})
     [view] = report.arm_view(by_arm)
-    assert list(view["arm"]) == ["routed@5", "oracle"] and "model" not in view.columns  # one model: no column
-    assert list(view["completion [95% CI]"]) == ["0.250 [0.070, 0.590]", "0.875 [0.530, 0.980]"]
-    assert list(view["prompt_tokens [95% CI]"]) == ["2,000", "800"]
+    assert list(view["arm"]) == ["routed@5", "oracle", "all_tools"] and "model" not in view.columns
+    assert list(view["completion [95% CI]"]) == ["0.250 [0.070, 0.590]", "0.875 [0.530, 0.980]", "–"]  # none sent
+    assert list(view["prompt_tokens [95% CI]"]) == ["2,000", "800", "–"]
+    assert view.attrs["caption"].startswith("The agent arms: rates with Wilson 95% intervals")
     assert report.arm_view(None) == []

@@ -18,6 +18,7 @@ from toolroute.experiments.arms import arm_order
 from toolroute.experiments.breakdowns import with_holm
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS,
                                             TOOLCARD_ABLATION)
+from toolroute.experiments.plots import CEILING_ARM
 
 
 def _pct(x: float) -> str:
@@ -33,7 +34,8 @@ def _wilson_text(successes: int, n: int) -> str:
     return f"{successes}/{n} ({_pct(successes / n)}, 95% CI {_pct(lo)}–{_pct(hi)})"
 
 
-def _parameters(run: Any, notebook: str) -> dict:
+def notebook_parameters(run: Any, notebook: str) -> dict:
+    """The parameters a notebook's manifest entry recorded ({} when none)."""
     return ((run.manifest.get("notebooks") or {}).get(notebook) or {}).get("parameters") or {}
 
 
@@ -44,8 +46,10 @@ def _first_model(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["model"] == table["model"].iloc[0]]
 
 
-ARM_TEXT = {"oracle": "the gold tools bound (oracle router)", "all_tools": "every tool bound",
-            "gold_replay": "the gold calls replayed and only the answer written (ceiling)"}
+ARM_TEXT = {"oracle": "the gold tools bound by an oracle router", "all_tools": "every tool bound",
+            "gold_replay": "the gold calls replayed and only the answer written by the model"}
+DEFAULT_TOP_K = 5
+"""The agent's router top-k when a run's manifest does not record it (the notebooks' default)."""
 
 
 def arm_text(arm: str) -> str:
@@ -53,33 +57,44 @@ def arm_text(arm: str) -> str:
     return f"the router's top {arm.split('@', 1)[1]}" if arm.startswith("routed@") else ARM_TEXT.get(arm, arm)
 
 
-def main_arm(table: pd.DataFrame) -> str | None:
-    """The arm that is the agent as it runs (None when the table has no arms): of the routed arms, the one
-    with the most rows (04 runs its consultations and RAG questions only there), then the smallest k."""
+def agent_top_k(parameters: dict) -> int:
+    """The router top-k the agent runs with, from the parameters a notebook's manifest entry recorded:
+    the smallest of 03's `top_ks`, 04's `top_k`."""
+    if parameters.get("top_ks"):
+        return int(min(parameters["top_ks"]))
+    return int(parameters.get("top_k") or DEFAULT_TOP_K)
+
+
+def main_arm(table: pd.DataFrame, top_k: int = DEFAULT_TOP_K) -> str | None:
+    """The arm the report's single numbers describe (None when the table has no arms): the agent as it
+    runs, `routed@<top_k>`; else another routed arm (the smallest k); else the first arm in reading order."""
     if "arm" not in table.columns:
         return None
-    arms = table["arm"].astype(str)
-    routed = [a for a in arms.unique() if a.startswith("routed@")]
-    if not routed:
-        return None
-    counts = arms.value_counts()
-    return min(routed, key=lambda a: (-counts[a], int(a.split("@", 1)[1])))
+    arms = list(dict.fromkeys(table["arm"].astype(str)))
+    if f"routed@{top_k}" in arms:
+        return f"routed@{top_k}"
+    return arm_order(arms)[0]
 
 
-def agent_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the first model and of its main arm: the agent as it runs, as the report's single
-    numbers describe it (the other arms get sentences of their own)."""
-    table = _first_model(table)
-    arm = main_arm(table)
-    return table if arm is None else table[table["arm"].astype(str) == arm]
+def main_rows(table: pd.DataFrame, top_k: int = DEFAULT_TOP_K) -> pd.DataFrame:
+    """One model's rows of its main arm, or (a run without arms) of its smallest top-k."""
+    arm = main_arm(table, top_k)
+    if arm is not None:
+        return table[table["arm"].astype(str) == arm]
+    return table[table["top_k"] == table["top_k"].min()] if "top_k" in table.columns else table
 
 
-def other_arms(table: pd.DataFrame) -> list[str]:
-    """The first model's arms besides the main one, in the table's order."""
+def agent_rows(table: pd.DataFrame, top_k: int = DEFAULT_TOP_K) -> pd.DataFrame:
+    """`main_rows` of the first model: the agent as the report's single numbers describe it."""
+    return main_rows(_first_model(table), top_k)
+
+
+def other_arms(table: pd.DataFrame, top_k: int = DEFAULT_TOP_K) -> list[str]:
+    """The first model's arms besides the main one, in reading order."""
     table = _first_model(table)
     if "arm" not in table.columns:
         return []
-    main = main_arm(table)
+    main = main_arm(table, top_k)
     return [a for a in arm_order(list(table["arm"].astype(str))) if a != main]
 
 
@@ -90,7 +105,7 @@ def ingest(run: Any) -> list[str]:
     if retrieval is None or retrieval.empty:
         return []
     pooled = retrieval[retrieval["collection"] == "all"].sort_values("chunk_size")
-    chosen = _parameters(run, INGEST.notebook).get("chunk_size")
+    chosen = notebook_parameters(run, INGEST.notebook).get("chunk_size")
     best = pooled.loc[pooled["mrr"].idxmax()]
     out = [f"Over the {int(best['n'])} questions of both collections, chunk size {int(best['chunk_size'])} has the "
            f"best MRR ({best['mrr']:.3f}; Hit@1 {best['hit@1']:.3f}, Hit@5 {best['hit@5']:.3f}); the sizes tried give "
@@ -222,51 +237,57 @@ def step_limits(run: Any, proposed_cap: int) -> list[str]:
     by_cap = run.table(STEP_LIMITS.notebook, "by_cap")
     if by_cap is None or by_cap.empty:
         return []
-    out = []
+    top_k = agent_top_k(notebook_parameters(run, STEP_LIMITS.notebook))
     models = list(by_cap["model"].unique()) if "model" in by_cap.columns else [None]
+    parts = []
     for model in models:
-        part = by_cap if model is None else by_cap[by_cap["model"] == model]
-        part = main_rows(part)
+        part = main_rows(by_cap if model is None else by_cap[by_cap["model"] == model], top_k)
         at = part[part["cap"] == proposed_cap]
-        if at.empty:
-            continue
-        r = at.iloc[0]
-        who = "" if model is None else f" with model {model}"
-        out.append(f"At cap {proposed_cap} (top-{int(r['top_k'])}) the agent{who} completed "
-                   f"{_wilson_text(int(r['completed']), int(r['runs']))} of the tasks, at {r['total_tokens']:,.0f} "
-                   f"tokens and {r['seconds']:.1f} s per task.")
-    first = main_rows(_first_model(by_cap)).sort_values("cap")
+        if len(at):
+            r = at.iloc[0]
+            parts.append((f"model {model}: " if len(models) > 1 else "") +
+                         f"{_wilson_text(int(r['completed']), int(r['runs']))} of the tasks, at "
+                         f"{r['total_tokens']:,.0f} tokens and {r['seconds']:.1f} s per task")
+    arm = main_arm(_first_model(by_cap), top_k)
+    how = f"with {arm_text(arm)}" if arm else f"(top-{int(main_rows(by_cap)['top_k'].iloc[0])})"
+    who = f" (model {models[0]})" if len(models) == 1 and models[0] is not None else ""
+    out = [f"At cap {proposed_cap} the agent {how}{who} completed " + "; ".join(parts) + "."] if parts else []
+    first = main_rows(_first_model(by_cap), top_k).sort_values("cap")
     best, worst = first.loc[first["completion"].idxmax()], first.loc[first["completion"].idxmin()]
     out.append(f"Across caps {', '.join(str(int(c)) for c in first['cap'])}, completion ranges from "
                f"{_pct(worst['completion'])} (cap {int(worst['cap'])}) to {_pct(best['completion'])} "
                f"(cap {int(best['cap'])}), a difference of {int(best['completed'] - worst['completed'])} of "
                f"{int(best['runs'])} tasks.")
     others = []
-    for arm in other_arms(by_cap):
+    for other in other_arms(by_cap, top_k):
         rows = _first_model(by_cap)
-        rows = rows[rows["arm"].astype(str) == arm].sort_values("cap")
+        rows = rows[rows["arm"].astype(str) == other].sort_values("cap")
         at = rows[rows["cap"] == proposed_cap]
+        if other == CEILING_ARM and rows["completed"].nunique() == 1:  # the gold calls are replayed whatever the cap
+            others.append(f"{arm_text(other)}: {_wilson_text(int(rows['completed'].iloc[0]), int(rows['runs'].iloc[0]))} "
+                          "at every cap (the cap does not apply)")
+            continue
         ci = ""
         if len(at):
             lo, hi = wilson_interval(int(at.iloc[0]["completed"]), int(at.iloc[0]["runs"]))
-            ci = f" (cap {proposed_cap}: 95% CI {_pct(lo)}–{_pct(hi)})"
-        others.append(f"{arm_text(arm)}, " + ", ".join(
+            ci = f" (95% CI at cap {proposed_cap}: {_pct(lo)}–{_pct(hi)})"
+        others.append(f"{arm_text(other)}: " + ", ".join(
             f"cap {int(r.cap)} {int(r.completed)}/{int(r.runs)}" for r in rows.itertuples()) + ci)
     if others:
-        out.append("Completed by cap with " + "; with ".join(others) + ".")
+        out.append("Completed with " + "; with ".join(others) + ".")
     by_length = run.table(STEP_LIMITS.notebook, "by_length")
     if by_length is not None:
         length = _first_model(by_length)
         length = length[length["cap"] == proposed_cap]
-        arms = [main_arm(length), *other_arms(length)] if "arm" in length.columns else [None]
-        parts = []
-        for arm in arms:
-            rows = main_rows(length) if arm is None else length[length["arm"].astype(str) == arm]
+        arms = [main_arm(length, top_k), *other_arms(length, top_k)] if "arm" in length.columns else [None]
+        texts = []
+        for a in arms:
+            rows = main_rows(length, top_k) if a is None else length[length["arm"].astype(str) == a]
             if len(rows):
-                parts.append(("" if arm is None else f"{arm_text(arm)}: ") + ", ".join(
+                texts.append(("" if a is None else f"{arm_text(a)}: ") + ", ".join(
                     f"{_tools(int(r.chain_length))} {int(r.completed)}/{int(r.runs)}" for r in rows.itertuples()))
-        if parts:
-            out.append(f"By the number of tools a task needs, at cap {proposed_cap}: " + "; ".join(parts) + ".")
+        if texts:
+            out.append(f"By the number of tools a task needs, at cap {proposed_cap}: " + "; ".join(texts) + ".")
     cuts = run.table(STEP_LIMITS.notebook, "cut_chains")
     if cuts is not None:
         cuts = _first_model(cuts)
@@ -274,20 +295,11 @@ def step_limits(run: Any, proposed_cap: int) -> list[str]:
             out.append("No run failed at a cap that a higher cap completed, so the cap is not what limits this agent.")
         elif "arm" in cuts.columns:
             counts = cuts["arm"].astype(str).value_counts()
-            out.append(f"{len(cuts)} runs failed at a cap although a higher cap completed the same task ("
-                       + ", ".join(f"{int(counts[a])} with {arm_text(a)}" for a in dict.fromkeys(cuts["arm"].astype(str)))
-                       + ").")
+            out.append(f"{len(cuts)} runs failed at a cap although a higher cap completed the same task: "
+                       + ", ".join(f"{int(counts[a])} with {arm_text(a)}" for a in arm_order(list(counts.index))) + ".")
         else:
             out.append(f"{len(cuts)} runs failed at a cap although a higher cap completed the same task.")
     return out
-
-
-def main_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """One model's rows of the agent as it runs: its main arm, or (a run without arms) its smallest top-k."""
-    arm = main_arm(table)
-    if arm is not None:
-        return table[table["arm"].astype(str) == arm]
-    return table[table["top_k"] == table["top_k"].min()] if "top_k" in table.columns else table
 
 
 def _tools(n: int) -> str:
@@ -296,13 +308,13 @@ def _tools(n: int) -> str:
 
 # --- 04 ----------------------------------------------------------------------------------------------------------
 
-def rag_routing(run: Any) -> tuple[int, int, int] | None:
+def rag_routing(run: Any, top_k: int = DEFAULT_TOP_K) -> tuple[int, int, int] | None:
     """(RAG questions, those whose gold RAG tool the router put in the top k, those whose gold tool the
     model called), from 04's runs.csv; None when it is not in the run."""
     path = run.run_dir / RAGAS_EVAL.notebook / "runs.csv"
     if not path.is_file():
         return None
-    runs = agent_rows(pd.read_csv(path))
+    runs = agent_rows(pd.read_csv(path), top_k)
     rag = runs[runs["kind"] == "rag"]
     routed = called = 0
     for row in rag.itertuples():
@@ -322,7 +334,8 @@ def ragas(run: Any) -> list[str]:
     by_kind = run.table(RAGAS_EVAL.notebook, "by_kind")
     if by_kind is None or by_kind.empty:
         return []
-    kinds = agent_rows(by_kind).set_index("kind")
+    top_k = agent_top_k(notebook_parameters(run, RAGAS_EVAL.notebook))
+    kinds = agent_rows(by_kind, top_k).set_index("kind")
     out = []
     if "scenario" in kinds.index:
         s = kinds.loc["scenario"]
@@ -334,21 +347,22 @@ def ragas(run: Any) -> list[str]:
                    f"and {s['fact_presence']:.3f} of the facts an answer must state reach it{passing}.")
     by_scenario = run.table(RAGAS_EVAL.notebook, "by_scenario")
     if by_scenario is not None and len(by_scenario):
-        sc = agent_rows(by_scenario)
+        sc = agent_rows(by_scenario, top_k)
         best = sc.loc[sc["tool_call_accuracy"].idxmax()]
         zero = zero_consultations(sc)
         out.append(f"Per consultation the best is {best['conversation']} (tool-call accuracy "
                    f"{best['tool_call_accuracy']:.2f}, facts {best['fact_presence']:.2f}); {len(zero)} of {len(sc)} "
                    f"consultations score 0 on both" + (f" ({', '.join(zero)})." if zero else "."))
-    rag = rag_routing(run)
+    rag = rag_routing(run, top_k)
     if rag is not None and rag[0]:
         n, routed, called = rag
         out.append(f"Of the {n} RAG questions, the router put the gold RAG tool in the top k for {routed} and the "
                    f"model called it for {called}; the others were answered with structured product tools or none.")
     if "query" in kinds.index:
         q = kinds.loc["query"]
+        arm = main_arm(_first_model(by_kind), top_k)
         out.append(f"On {int(q['turns'])} test queries the end-to-end tool-name F1 is {q['tool_name_f1']:.3f}"
-                   + (f" with {arm_text(main_arm(by_kind))}." if main_arm(by_kind) else "."))
+                   + (f" with {arm_text(arm)}." if arm else "."))
     out += _query_arms(run.table(RAGAS_EVAL.notebook, "by_arm"))
     failures = run.table(RAGAS_EVAL.notebook, "judge_failures")
     if failures is not None and len(failures):
@@ -360,30 +374,31 @@ def ragas(run: Any) -> list[str]:
 
 
 def _query_arms(by_arm: pd.DataFrame | None) -> list[str]:
-    """04's test queries under every arm (router error and model error apart): the share of turns that called
-    every gold tool (none on a no-call query), with its Wilson CI, the tool-name F1, and the prompt tokens."""
+    """04's test queries under every arm (router error and model error apart): the share completed (every
+    gold tool called, none on a no-call query, no error; a turn over the context is not sent and counts as
+    failed) with its Wilson CI, the tool-name F1 and the prompt tokens. The ceiling is left out: a test
+    query has no facts to state, so with its gold calls replayed it is complete by construction."""
     if by_arm is None or "arm" not in by_arm.columns or "kind" not in by_arm.columns:
         return []
     rows = _first_model(by_arm)
-    rows = rows[rows["kind"] == "query"]
+    rows = rows[(rows["kind"] == "query") & (rows["arm"].astype(str) != CEILING_ARM)]
     if rows["arm"].nunique() < 2:
         return []
     parts = []
-    for r in rows.itertuples():
+    for r in rows.set_index("arm").loc[arm_order(list(rows["arm"].astype(str)))].reset_index().itertuples():
         over = int(getattr(r, "over_context", 0) or 0)
-        if over and over >= int(r.runs):  # nothing was sent: its rates would only count the no-call rows
+        if over and over >= int(r.runs):
             parts.append(f"{arm_text(str(r.arm))}: none sent, all {over} prompts over the model's context")
             continue
-        text = f"{arm_text(str(r.arm))} {int(r.tools_ok_count)}/{int(r.n_tools_ok)}"
-        if int(r.n_tools_ok):
-            lo, hi = wilson_interval(int(r.tools_ok_count), int(r.n_tools_ok))
-            text += f" [{lo:.2f}, {hi:.2f}], F1 {r.tool_name_f1:.3f}"
+        lo, hi = wilson_interval(int(r.completed), int(r.runs))
+        text = f"{arm_text(str(r.arm))} {int(r.completed)}/{int(r.runs)} [{lo:.2f}, {hi:.2f}], F1 {r.tool_name_f1:.3f}"
         if over:
             text += f", {over} not sent (over the context)"
         if pd.notna(getattr(r, "prompt_tokens", None)) and r.prompt_tokens > 0:
             text += f", {r.prompt_tokens:,.0f} prompt tokens"
         parts.append(text)
-    return ["Test queries that called every gold tool (no tool on a no-call query), by arm: " + "; ".join(parts) + "."]
+    return ["Test queries completed (every gold tool called, none on a no-call query, no error), by arm: "
+            + "; ".join(parts) + "."]
 
 
 # --- 05 ----------------------------------------------------------------------------------------------------------

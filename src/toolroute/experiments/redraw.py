@@ -143,12 +143,13 @@ def redraw_ragas(run: Path) -> dict[str, str]:
         done["04_ragas_eval/metrics.png"] = "redrawn from scores.csv"
     if (folder / "by_arm.csv").is_file():
         kinds = _parameters(run, "04_ragas_eval").get("arm_kinds")
+        kinds = [kinds] if isinstance(kinds, str) else kinds
         by_arm = pd.read_csv(folder / "by_arm.csv")
         if kinds is None or len(kinds) == 1:  # the pool every arm ran: all items, or the one kind of arm_kinds
             pool = "all" if kinds is None else kinds[0]
             plots.arm_cost_plot(by_arm[by_arm["kind"] == pool], folder / "arms_cost.png",
                                 title="Token cost vs completion per arm — " +
-                                ("every item pooled" if kinds is None else f"the {pool} items every arm ran"))
+                                ("every item pooled" if kinds is None else f"the {pool} items the arms ran"))
             done["04_ragas_eval/arms_cost.png"] = f"redrawn from by_arm.csv ({pool})"
         else:
             done["04_ragas_eval/arms_cost.png"] = "skipped: arm_kinds names several kinds, whose pool by_arm.csv lacks"

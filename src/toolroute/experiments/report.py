@@ -26,6 +26,7 @@ import pandas as pd
 
 from toolroute.experiments import breakdowns, declared, targets
 from toolroute.experiments import findings as notebook_findings
+from toolroute.experiments.arms import arm_order
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS, TOOLCARD_ABLATION,
                                             Experiment)
 from toolroute.experiments.latency_pareto import latency_pareto
@@ -168,16 +169,19 @@ def _per_model(table: pd.DataFrame | None, notebook: str, run: RunOutputs) -> pd
 
 def model_comparison(run: RunOutputs, llms: Any = None, proposed_cap: int = 3) -> pd.DataFrame:
     """The models of the run side by side, one row each: step-limit completion, tokens and seconds per
-    task at `proposed_cap` (03, the agent as it runs: its main routed arm, or the smallest top-k), the
-    RAGAS headline metric of each kind (04, same rows: tool-call accuracy of the scenario turns, fact
-    presence of the RAG answers, name-only tool F1 of the test queries), wall seconds of each notebook's
-    rows, the concurrency, and the model id and system_fingerprint its server answered with. `llms` (the
-    notebooks' list, or None for every model in the tables) picks and orders the rows."""
+    task at `proposed_cap` (03, the agent as it runs: its routed@<top-k> arm, or the smallest top-k), the
+    RAGAS headline metric of each kind (04, same arm: tool-call accuracy of the scenario turns, fact
+    presence of the RAG answers, name-only tool F1 of the test queries), 04's turns over every arm, wall
+    seconds of each notebook's rows, the concurrency, and the model id and system_fingerprint its server
+    answered with. `llms` (the notebooks' list, or None for every model in the tables) picks and orders
+    the rows."""
     by_cap = _per_model(run.table(STEP_LIMITS.notebook, "by_cap"), STEP_LIMITS.notebook, run)
     by_kind = _per_model(run.table(RAGAS_EVAL.notebook, "by_kind"), RAGAS_EVAL.notebook, run)
     found = [*([] if by_cap is None else by_cap["model"].astype(str)), *([] if by_kind is None else by_kind["model"].astype(str))]
     names = [e.name for e in parse_llms(llms, check_env=False)] if llms is not None else list(dict.fromkeys(found))
     described = {**_llms(run, STEP_LIMITS.notebook), **_llms(run, RAGAS_EVAL.notebook)}
+    steps_k, ragas_k = (notebook_findings.agent_top_k(notebook_findings.notebook_parameters(run, n))
+                        for n in (STEP_LIMITS.notebook, RAGAS_EVAL.notebook))
     rows = []
     for name in names:
         row: dict[str, Any] = {"model": name}
@@ -187,7 +191,7 @@ def model_comparison(run: RunOutputs, llms: Any = None, proposed_cap: int = 3) -
         row["max_concurrency"] = info.get("max_concurrency")
         if by_cap is not None:
             mine = by_cap[(by_cap["model"].astype(str) == name) & (by_cap["cap"] == proposed_cap)]
-            mine = notebook_findings.main_rows(mine) if len(mine) else mine  # the agent as it runs
+            mine = notebook_findings.main_rows(mine, steps_k) if len(mine) else mine  # the agent as it runs
             if len(mine):
                 r = mine.iloc[0]
                 row.update({f"03 completion @cap {proposed_cap}": r["completion"],
@@ -197,11 +201,11 @@ def model_comparison(run: RunOutputs, llms: Any = None, proposed_cap: int = 3) -
             row["03 wall seconds"] = _llms(run, STEP_LIMITS.notebook).get(name, {}).get("run_seconds")
         if by_kind is not None:
             every_arm = by_kind[by_kind["model"].astype(str) == name]
-            mine = notebook_findings.main_rows(every_arm).set_index("kind")
+            mine = notebook_findings.main_rows(every_arm, ragas_k).set_index("kind")
             for kind, metric in (("scenario", "tool_call_accuracy"), ("rag", "fact_presence"), ("query", "tool_name_f1")):
                 if kind in mine.index and metric in mine.columns:
                     row[f"04 {kind} {metric}"] = mine.loc[kind, metric]
-            row["04 turns"] = int(every_arm["turns"].sum()) if len(every_arm) else 0
+            row["04 turns (every arm)"] = int(every_arm["turns"].sum()) if len(every_arm) else 0
             row["04 wall seconds"] = _llms(run, RAGAS_EVAL.notebook).get(name, {}).get("run_seconds")
         rows.append(row)
     return pd.DataFrame(rows)
@@ -410,37 +414,48 @@ ARM_COLUMNS = {"completion": 3, "tools_ok": 3, "tools_exact": 3, "facts_ok": 3, 
 """The columns of an arms table the report shows, with the decimals of their value and 95% CI."""
 
 
-def arm_view(by_arm: pd.DataFrame | None) -> list[pd.DataFrame]:
-    """An arms table (03's or 04's by_arm) as the report prints it: per arm (and kind, cap), each rate or
-    mean with its 95% CI in one cell, the run counts beside them; 04's pooled "all" rows left out, since
-    the routed arm pools kinds the other arms did not run. [] when the run has no arms."""
+def arm_view(by_arm: pd.DataFrame | None, caption: str = "") -> list[pd.DataFrame]:
+    """An arms table (03's or 04's by_arm) as the report prints it: per arm in reading order (and kind, cap),
+    each rate or mean with its 95% CI in one cell, the run counts beside them; an arm none of whose turns
+    fitted the context shows only its counts; 04's pooled "all" rows left out, since the routed arm pools
+    kinds the other arms did not run. [] when the run has no arms."""
     if by_arm is None or by_arm.empty:
         return []
     table = by_arm[by_arm["kind"] != "all"] if "kind" in by_arm.columns else by_arm
+    order = arm_order(list(table["arm"].astype(str)))
+    table = table.sort_values("arm", key=lambda arms: arms.astype(str).map(order.index), kind="stable")
     keys = [c for c in ("model", "arm", "kind", "cap") if c in table.columns
             and not (c == "model" and table[c].nunique() <= 1)]
     out = table[[*keys, *[c for c in ("runs", "over_context") if c in table.columns]]].copy()
+    unsent = (table["over_context"] >= table["runs"]) if "over_context" in table.columns else table["runs"] < 0
     for column, digits in ARM_COLUMNS.items():
         if column not in table.columns:
             continue
         lo, hi = table.get(f"{column}_lo"), table.get(f"{column}_hi")
         cells = []
         for i, value in table[column].items():
-            if pd.isna(value):
+            if pd.isna(value) or unsent[i]:
                 cells.append("–")
             elif lo is None or hi is None or pd.isna(lo[i]) or pd.isna(hi[i]):
                 cells.append(f"{value:,.{digits}f}")
             else:
                 cells.append(f"{value:,.{digits}f} [{lo[i]:,.{digits}f}, {hi[i]:,.{digits}f}]")
         out[f"{column} [95% CI]"] = cells
-    return [out.reset_index(drop=True)]
+    return [captioned(out.reset_index(drop=True), ARM_CAPTION + caption)]
+
+
+ARM_CAPTION = ("The agent arms: rates with Wilson 95% intervals, means with bootstrap 95% intervals; a turn whose "
+               "prompt does not fit the model's context is not sent and counts as failed (\"–\" where no turn was "
+               "sent).")
 
 
 def _step_limits_view(run: RunOutputs, experiment: Experiment) -> list | None:
     by_cap = run.table(experiment.notebook, "by_cap")
     if by_cap is None:
         return None
-    return [*arm_view(run.table(experiment.notebook, "by_arm")), by_cap, run.table(experiment.notebook, "by_length"),
+    return [*arm_view(run.table(experiment.notebook, "by_arm"), " Per arm and cap, every task of the run; the "
+                      "ceiling replays the gold calls whatever the cap."),
+            by_cap, run.table(experiment.notebook, "by_length"),
             run.table(experiment.notebook, "by_domain")]
 
 
@@ -450,7 +465,9 @@ def _ragas_view(run: RunOutputs, experiment: Experiment) -> list | None:
         return None
     failures = run.table(experiment.notebook, "judge_failures")
     by_scenario = run.table(experiment.notebook, "by_scenario")
-    return [by_kind, *arm_view(run.table(experiment.notebook, "by_arm")),
+    return [by_kind, *arm_view(run.table(experiment.notebook, "by_arm"), " Per arm and kind: the router's "
+                               "top-k of the agent on every item, the other arms on the kinds of `arm_kinds`; the "
+                               "ceiling only on the items with gold calls."),
             failures if failures is not None else "No judge ran in this run.",
             *([by_scenario] if by_scenario is not None else [])]
 

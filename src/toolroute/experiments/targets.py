@@ -7,13 +7,15 @@ pairs; `{default_arm}` stands for the router arm the report presents). The CSV i
 with `verdicts(...)`: per target the measured value, its 95% CI (the table's own bootstrap CI when it
 has `<column>_lo` / `<column>_hi`, else a Wilson interval when the table gives the count and n), and
 met / missed / not measured. A target whose table or column the run does not have is "not measured",
-never dropped: the verdict table always lists every target.
+never dropped: the verdict table always lists every target. A table with agent arms (03, 04) is read on
+the agent as it runs, its `routed@<top-k>` arm; the oracle and ceiling arms are in their sections.
 
 The targets come from the open issues (their number is in `issue`); change a target here and nowhere else.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +24,7 @@ import pandas as pd
 
 from toolroute.config import ROOT
 from toolroute.evaluation.metrics import wilson_interval
-from toolroute.experiments.arms import arm_order
+from toolroute.experiments.findings import agent_top_k, main_arm
 
 AT_LEAST, AT_MOST = ">=", "<="
 DEFAULT_ARM = "{default_arm}"
@@ -105,17 +107,22 @@ def _matches(table: pd.DataFrame, rows: tuple[tuple[str, object], ...], default_
 
 
 def _label(match: pd.DataFrame, row: pd.Series) -> str:
-    """For a target that matches several rows (one per model or per agent arm, say): what tells this one apart."""
-    differing = [c for c in match.columns
-                 if match[c].nunique(dropna=False) > 1 and c in ("model", "arm", "top_k", "domain")]
-    if "arm" in differing and "top_k" in differing:  # an arm's name already says its top-k
-        differing.remove("top_k")
+    """For a target that matches several rows (one per model, say): what tells this one apart."""
+    differing = [c for c in match.columns if match[c].nunique(dropna=False) > 1 and c in ("model", "top_k", "domain")]
     return ", ".join(f"{c} {row[c]}" for c in differing)
 
 
-def source_text(target: Target, default_arm: str) -> str:
-    where = ", ".join(f"{c} = {default_arm if v == DEFAULT_ARM else v}" for c, v in target.rows)
-    return f"{target.table}: {target.column} ({where})"
+def source_text(target: Target, default_arm: str, agent_arm: str | None = None) -> str:
+    where = [f"{c} = {default_arm if v == DEFAULT_ARM else v}" for c, v in target.rows]
+    return f"{target.table}: {target.column} ({', '.join(where + ([f'arm = {agent_arm}'] if agent_arm else []))})"
+
+
+def _notebook_parameters(run_dir: Path, notebook: str) -> dict:
+    """What the run's manifest recorded as `notebook`'s parameters ({} without a manifest)."""
+    manifest = run_dir / "manifest.json"
+    if not manifest.is_file():
+        return {}
+    return ((json.loads(manifest.read_text()).get("notebooks") or {}).get(notebook) or {}).get("parameters") or {}
 
 
 def _ci(target: Target, table: pd.DataFrame, row: pd.Series) -> tuple[float, float, str]:
@@ -175,9 +182,10 @@ def verdicts(run_dir: str | Path, default_arm: str, targets: tuple[Target, ...] 
             out.append({**base, "value": math.nan, "ci_low": math.nan, "ci_high": math.nan, "ci": "", "n": math.nan,
                         "verdict": "not measured", "note": f"{target.table}: {why}"})
             continue
-        if "arm" in match.columns:  # the agent as it runs first, then the oracle and the ceilings
-            order = arm_order(list(dict.fromkeys(match["arm"].astype(str))))
-            match = match.sort_values("arm", key=lambda arms: arms.astype(str).map(order.index), kind="stable")
+        if "arm" in match.columns and match["arm"].nunique() > 1:  # a target is about the agent as it runs
+            arm = main_arm(match, agent_top_k(_notebook_parameters(Path(run_dir), target.table.split("/")[0])))
+            match = match[match["arm"].astype(str) == arm]
+            base["source"] = source_text(target, default_arm, arm)
         for _, row in match.iterrows():
             value = float(row[target.column])
             lo, hi, method = _ci(target, table, row)
