@@ -9,6 +9,7 @@ says what the table shows and, where it matters, the size it rests on (n) and it
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
@@ -37,6 +38,14 @@ def _wilson_text(successes: int, n: int) -> str:
 def notebook_parameters(run: Any, notebook: str) -> dict:
     """The parameters a notebook's manifest entry recorded ({} when none)."""
     return ((run.manifest.get("notebooks") or {}).get(notebook) or {}).get("parameters") or {}
+
+
+def run_parameters(run_dir: Path, notebook: str) -> dict:
+    """`notebook_parameters` read from a run folder's manifest.json ({} without one)."""
+    manifest = Path(run_dir) / "manifest.json"
+    if not manifest.is_file():
+        return {}
+    return ((json.loads(manifest.read_text()).get("notebooks") or {}).get(notebook) or {}).get("parameters") or {}
 
 
 def _first_model(table: pd.DataFrame) -> pd.DataFrame:
@@ -87,6 +96,12 @@ def main_rows(table: pd.DataFrame, top_k: int = DEFAULT_TOP_K) -> pd.DataFrame:
 def agent_rows(table: pd.DataFrame, top_k: int = DEFAULT_TOP_K) -> pd.DataFrame:
     """`main_rows` of the first model: the agent as the report's single numbers describe it."""
     return main_rows(_first_model(table), top_k)
+
+
+def in_arm_order(table: pd.DataFrame) -> pd.DataFrame:
+    """The table's rows with its arms in reading order (routed by k, oracle, all tools, the ceiling)."""
+    order = arm_order(list(table["arm"].astype(str)))
+    return table.sort_values("arm", key=lambda arms: arms.astype(str).map(order.index), kind="stable")
 
 
 def other_arms(table: pd.DataFrame, top_k: int = DEFAULT_TOP_K) -> list[str]:
@@ -252,7 +267,8 @@ def step_limits(run: Any, proposed_cap: int) -> list[str]:
     how = f"with {arm_text(arm)}" if arm else f"(top-{int(main_rows(by_cap)['top_k'].iloc[0])})"
     who = f" (model {models[0]})" if len(models) == 1 and models[0] is not None else ""
     out = [f"At cap {proposed_cap} the agent {how}{who} completed " + "; ".join(parts) + "."] if parts else []
-    first = main_rows(_first_model(by_cap), top_k).sort_values("cap")
+    first_model = _first_model(by_cap)
+    first = main_rows(first_model, top_k).sort_values("cap")
     best, worst = first.loc[first["completion"].idxmax()], first.loc[first["completion"].idxmin()]
     out.append(f"Across caps {', '.join(str(int(c)) for c in first['cap'])}, completion ranges from "
                f"{_pct(worst['completion'])} (cap {int(worst['cap'])}) to {_pct(best['completion'])} "
@@ -260,8 +276,7 @@ def step_limits(run: Any, proposed_cap: int) -> list[str]:
                f"{int(best['runs'])} tasks.")
     others = []
     for other in other_arms(by_cap, top_k):
-        rows = _first_model(by_cap)
-        rows = rows[rows["arm"].astype(str) == other].sort_values("cap")
+        rows = first_model[first_model["arm"].astype(str) == other].sort_values("cap")
         at = rows[rows["cap"] == proposed_cap]
         if other == CEILING_ARM and rows["completed"].nunique() == 1:  # the gold calls are replayed whatever the cap
             others.append(f"{arm_text(other)}: {_wilson_text(int(rows['completed'].iloc[0]), int(rows['runs'].iloc[0]))} "
@@ -385,7 +400,7 @@ def _query_arms(by_arm: pd.DataFrame | None) -> list[str]:
     if rows["arm"].nunique() < 2:
         return []
     parts = []
-    for r in rows.set_index("arm").loc[arm_order(list(rows["arm"].astype(str)))].reset_index().itertuples():
+    for r in in_arm_order(rows).itertuples():
         over = int(getattr(r, "over_context", 0) or 0)
         if over and over >= int(r.runs):
             parts.append(f"{arm_text(str(r.arm))}: none sent, all {over} prompts over the model's context")

@@ -12,7 +12,6 @@ from the documents (deterministic, no model; the chunk statistics must equal the
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -21,6 +20,7 @@ import pandas as pd
 
 from toolroute.config import queries_path, toolcards_dir
 from toolroute.experiments import plots
+from toolroute.experiments.findings import run_parameters
 from toolroute.queries import load_queries
 from toolroute.routing import open_catalog
 
@@ -35,16 +35,9 @@ def _n_call(split: str) -> int:
     return sum(q.is_call for q in queries)
 
 
-def _parameters(run: Path, notebook: str) -> dict:
-    manifest = run / "manifest.json"
-    if not manifest.is_file():
-        return {}
-    return json.loads(manifest.read_text()).get("notebooks", {}).get(notebook, {}).get("parameters", {})
-
-
 def redraw_ingest(run: Path, chunks: bool = True) -> dict[str, str]:
     folder, done = run / "01_ingest", {}
-    params = _parameters(run, "01_ingest")
+    params = run_parameters(run, "01_ingest")
     retrieval = folder / "retrieval.csv"
     if retrieval.is_file():
         plots.hit_rate_plot(pd.read_csv(retrieval), params.get("ks", [1, 3, 5, 10]), folder / "hit_rate.png",
@@ -74,7 +67,7 @@ def redraw_ingest(run: Path, chunks: bool = True) -> dict[str, str]:
 
 def redraw_ablation(run: Path, split: str = "test") -> dict[str, str]:
     folder, done = run / "02_toolcard_ablation", {}
-    params = _parameters(run, "02_toolcard_ablation")
+    params = run_parameters(run, "02_toolcard_ablation")
     default_arm = params.get("default_arm", "hybrid:e5-small:multi/top2+cascade")
     table_path = folder / f"ablation_{split}.csv"
     if not table_path.is_file():
@@ -126,7 +119,7 @@ def redraw_step_limits(run: Path) -> dict[str, str]:
         plots.cost_plot(runs, folder / "cost_vs_cap.png")
         done["03_step_limits/completion_vs_cap.png"] = done["03_step_limits/cost_vs_cap.png"] = "redrawn from runs.csv"
     if (folder / "by_arm.csv").is_file():
-        cap = _parameters(run, "03_step_limits").get("proposed_cap", 3)
+        cap = run_parameters(run, "03_step_limits").get("proposed_cap", 3)
         by_arm = pd.read_csv(folder / "by_arm.csv")
         domains = ", ".join(pd.read_csv(folder / "runs.csv", usecols=["domain"])["domain"].unique()) \
             if (folder / "runs.csv").is_file() else ""
@@ -142,7 +135,7 @@ def redraw_ragas(run: Path) -> dict[str, str]:
         plots.metric_plot(pd.read_csv(folder / "scores.csv"), folder / "metrics.png")
         done["04_ragas_eval/metrics.png"] = "redrawn from scores.csv"
     if (folder / "by_arm.csv").is_file():
-        kinds = _parameters(run, "04_ragas_eval").get("arm_kinds")
+        kinds = run_parameters(run, "04_ragas_eval").get("arm_kinds")
         kinds = [kinds] if isinstance(kinds, str) else kinds
         by_arm = pd.read_csv(folder / "by_arm.csv")
         if kinds is None or len(kinds) == 1:  # the pool every arm ran: all items, or the one kind of arm_kinds
@@ -159,7 +152,7 @@ def redraw_ragas(run: Path) -> dict[str, str]:
 def redraw_scale(run: Path) -> dict[str, str]:
     folder, done = run / "05_scale", {}
     if (folder / "scale.csv").is_file():
-        params = _parameters(run, "05_scale")
+        params = run_parameters(run, "05_scale")
         split = params.get("split", "test")
         queries, _ = _queries(split)
         table = pd.read_csv(folder / "scale.csv")

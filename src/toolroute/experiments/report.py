@@ -26,7 +26,6 @@ import pandas as pd
 
 from toolroute.experiments import breakdowns, declared, targets
 from toolroute.experiments import findings as notebook_findings
-from toolroute.experiments.arms import arm_order
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS, TOOLCARD_ABLATION,
                                             Experiment)
 from toolroute.experiments.latency_pareto import latency_pareto
@@ -422,12 +421,12 @@ def arm_view(by_arm: pd.DataFrame | None, caption: str = "") -> list[pd.DataFram
     if by_arm is None or by_arm.empty:
         return []
     table = by_arm[by_arm["kind"] != "all"] if "kind" in by_arm.columns else by_arm
-    order = arm_order(list(table["arm"].astype(str)))
-    table = table.sort_values("arm", key=lambda arms: arms.astype(str).map(order.index), kind="stable")
+    table = notebook_findings.in_arm_order(table)
     keys = [c for c in ("model", "arm", "kind", "cap") if c in table.columns
             and not (c == "model" and table[c].nunique() <= 1)]
     out = table[[*keys, *[c for c in ("runs", "over_context") if c in table.columns]]].copy()
-    unsent = (table["over_context"] >= table["runs"]) if "over_context" in table.columns else table["runs"] < 0
+    unsent = (table["over_context"] >= table["runs"] if "over_context" in table.columns
+              else pd.Series(False, index=table.index))
     for column, digits in ARM_COLUMNS.items():
         if column not in table.columns:
             continue

@@ -15,7 +15,6 @@ The targets come from the open issues (their number is in `issue`); change a tar
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ import pandas as pd
 
 from toolroute.config import ROOT
 from toolroute.evaluation.metrics import wilson_interval
-from toolroute.experiments.findings import agent_top_k, main_arm
+from toolroute.experiments.findings import agent_top_k, main_arm, run_parameters
 
 AT_LEAST, AT_MOST = ">=", "<="
 DEFAULT_ARM = "{default_arm}"
@@ -117,14 +116,6 @@ def source_text(target: Target, default_arm: str, agent_arm: str | None = None) 
     return f"{target.table}: {target.column} ({', '.join(where + ([f'arm = {agent_arm}'] if agent_arm else []))})"
 
 
-def _notebook_parameters(run_dir: Path, notebook: str) -> dict:
-    """What the run's manifest recorded as `notebook`'s parameters ({} without a manifest)."""
-    manifest = run_dir / "manifest.json"
-    if not manifest.is_file():
-        return {}
-    return ((json.loads(manifest.read_text()).get("notebooks") or {}).get(notebook) or {}).get("parameters") or {}
-
-
 def _ci(target: Target, table: pd.DataFrame, row: pd.Series) -> tuple[float, float, str]:
     lo, hi = f"{target.column}_lo", f"{target.column}_hi"
     if lo in table.columns and hi in table.columns and not (pd.isna(row[lo]) or pd.isna(row[hi])):
@@ -183,7 +174,7 @@ def verdicts(run_dir: str | Path, default_arm: str, targets: tuple[Target, ...] 
                         "verdict": "not measured", "note": f"{target.table}: {why}"})
             continue
         if "arm" in match.columns and match["arm"].nunique() > 1:  # a target is about the agent as it runs
-            arm = main_arm(match, agent_top_k(_notebook_parameters(Path(run_dir), target.table.split("/")[0])))
+            arm = main_arm(match, agent_top_k(run_parameters(Path(run_dir), target.table.split("/")[0])))
             match = match[match["arm"].astype(str) == arm]
             base["source"] = source_text(target, default_arm, arm)
         for _, row in match.iterrows():
