@@ -14,6 +14,7 @@ from matplotlib.collections import PolyCollection
 
 from toolroute.evaluation.metrics import RoutedRow, wilson_interval
 from toolroute.experiments import plots
+from toolroute.experiments.arms import title as arm_title
 from toolroute.experiments.notebook import show_figures_inline
 
 
@@ -207,6 +208,18 @@ def test_completion_plot_draws_wilson_intervals_per_point():
     segment = pooled.lines[2][0].get_segments()[0]
     assert segment[0][1] == pytest.approx(lo) and segment[1][1] == pytest.approx(hi)
     assert _legend_off_axes(fig, ax.get_legend(), [ax])
+
+
+def test_completion_plot_draws_one_panel_per_arm_in_reading_order():
+    runs = _runs()
+    arms = pd.concat([runs.assign(arm=a) for a in ("gold_replay", "routed@5", "oracle")], ignore_index=True)
+    fig = plots.completion_plot(arms)
+    assert [ax.get_title() for ax in fig.axes] == [arm_title("routed@5"), arm_title("oracle"), arm_title("gold_replay")]
+    assert fig.axes[0].get_ylim() == fig.axes[2].get_ylim()  # one scale: levels compare across panels
+    legend = fig.axes[-1].get_legend()
+    assert legend is not None and _legend_off_axes(fig, legend, fig.axes)
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert "all tasks (n=10)" in labels and not any("routed" in t for t in labels)  # the arm is the panel, not a line
 
 
 def test_cost_plot_says_how_many_rows_are_copies():

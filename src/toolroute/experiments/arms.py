@@ -76,6 +76,25 @@ def parse_arms(arms: Sequence[str] | str | None, top_ks: Sequence[int]) -> list[
     return out
 
 
+CEILING = "gold_replay"
+"""The answer-writing ceiling: its runs are complete by construction where the context allows."""
+
+DESCRIPTIONS = {"oracle": "the gold tools bound by an oracle router", "all_tools": "every tool bound",
+                CEILING: "the gold calls replayed and only the answer written by the model"}
+TITLES = {"oracle": "oracle router: the gold tools bound", "all_tools": "every tool bound",
+          CEILING: "ceiling: gold calls replayed, the model writes the answer"}
+
+
+def describe(name: str) -> str:
+    """An arm in a sentence's words ("the router's top 5", "the gold tools bound by an oracle router")."""
+    return f"the router's top {name.split('@', 1)[1]}" if name.startswith("routed@") else DESCRIPTIONS.get(name, name)
+
+
+def title(name: str) -> str:
+    """An arm as a figure panel's title."""
+    return f"the router's top {name.split('@', 1)[1]}" if name.startswith("routed@") else TITLES.get(name, name)
+
+
 def arm_order(names: Sequence[str]) -> list[str]:
     """Arm names in reading order: routed by k, then oracle, all tools, the ceiling."""
     def key(name: str) -> tuple[int, int]:

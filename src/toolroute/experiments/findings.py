@@ -15,11 +15,12 @@ from typing import Any, Callable
 import pandas as pd
 
 from toolroute.evaluation.metrics import wilson_interval
+from toolroute.experiments.arms import CEILING as CEILING_ARM
 from toolroute.experiments.arms import arm_order
+from toolroute.experiments.arms import describe as arm_text
 from toolroute.experiments.breakdowns import with_holm
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS,
                                             TOOLCARD_ABLATION)
-from toolroute.experiments.plots import CEILING_ARM
 
 
 def _pct(x: float) -> str:
@@ -55,15 +56,8 @@ def _first_model(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["model"] == table["model"].iloc[0]]
 
 
-ARM_TEXT = {"oracle": "the gold tools bound by an oracle router", "all_tools": "every tool bound",
-            "gold_replay": "the gold calls replayed and only the answer written by the model"}
 DEFAULT_TOP_K = 5
 """The agent's router top-k when a run's manifest does not record it (the notebooks' default)."""
-
-
-def arm_text(arm: str) -> str:
-    """An agent arm in the report's words."""
-    return f"the router's top {arm.split('@', 1)[1]}" if arm.startswith("routed@") else ARM_TEXT.get(arm, arm)
 
 
 def agent_top_k(parameters: dict) -> int:

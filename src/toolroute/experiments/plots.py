@@ -22,6 +22,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from toolroute.evaluation.metrics import wilson_interval  # noqa: E402
+from toolroute.experiments.arms import CEILING, arm_order  # noqa: E402
+from toolroute.experiments.arms import title as arm_title  # noqa: E402
 from toolroute.experiments.breakdowns import risk_coverage, roc_curve  # noqa: E402
 
 NO_CALL = "(no call)"
@@ -487,12 +489,35 @@ def _completion_counts(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 
 def completion_plot(frame: pd.DataFrame, path: str | Path | None = None, title: str = ""):
-    """Completion rate against the cap with Wilson 95% CIs, one line per required chain length (colour) and
-    model or top-k (line style) when several; all tasks pooled in black."""
+    """Completion rate against the cap with Wilson 95% CIs: one panel per arm (when the rows have arms),
+    in it one line per required chain length (colour) and model or top-k (line style) when several; all
+    tasks pooled in black. Panels share the y axis, so an arm's level reads against the others'."""
+    has_arms = "arm" in frame.columns and frame["arm"].nunique() > 1
+    names = arm_order(frame["arm"].astype(str).unique()) if has_arms else [None]
+    fig, axes = plt.subplots(1, len(names), figsize=(5.2 * len(names) + 2.2, 4.8), sharey=True, squeeze=False)
+    axes = list(axes[0])
+    for ax, name in zip(axes, names):
+        part = frame[frame["arm"].astype(str) == name] if name is not None else frame
+        _completion_panel(ax, part.drop(columns=["arm"]) if name is not None else part)
+        ax.set_xticks(sorted(frame["cap"].unique()))
+        ax.set_ylim(0, 1.03)
+        ax.set_xlabel("max_tool_steps (cap)")
+        ax.grid(alpha=0.3)
+        if name is not None:
+            ax.set_title(arm_title(name), fontsize=10)
+    axes[0].set_ylabel("task completion (gold tools called + facts in answer)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    axes[-1].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, fontsize=8)
+    fig.suptitle(title or f"Completion vs tool-step cap — {', '.join(sorted(frame['domain'].unique()))} "
+                          "(bars: Wilson 95% CI)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _completion_panel(ax, frame: pd.DataFrame) -> None:
     frame = frame.assign(series=_series_key(frame))
     table = _completion_counts(frame, ["series", "chain_length", "cap"])
     pooled = _completion_counts(frame, ["series", "cap"])
-    fig, ax = plt.subplots(figsize=(8.5, 4.8))
     for i, (series, part) in enumerate(table.groupby("series", sort=True)):
         ls = LINESTYLES[i % len(LINESTYLES)]
         suffix = f", {series}" if series else ""
@@ -505,15 +530,6 @@ def completion_plot(frame: pd.DataFrame, path: str | Path | None = None, title: 
         ax.errorbar(group["cap"], group["completion"], yerr=_wilson_err(group["completed"], group["runs"]),
                     color=DEFAULT_COLOR, lw=2.2, capsize=3, ls=LINESTYLES[i % len(LINESTYLES)],
                     label=f"all tasks (n={int(group['runs'].iloc[0])})" + (f", {series}" if series else ""))
-    ax.set_xticks(sorted(frame["cap"].unique()))
-    ax.set_ylim(0, 1.03)
-    ax.set_xlabel("max_tool_steps (cap)")
-    ax.set_ylabel("task completion (gold tools called + facts in answer)")
-    ax.set_title(title or f"Completion vs tool-step cap — {', '.join(sorted(frame['domain'].unique()))} "
-                          "(bars: Wilson 95% CI)", fontsize=10)
-    ax.grid(alpha=0.3)
-    _legend_outside(ax, fontsize=8)
-    return _save(fig, path)
 
 
 def copied_rows(frame: pd.DataFrame) -> int:
@@ -560,9 +576,6 @@ def cost_plot(frame: pd.DataFrame, path: str | Path | None = None, title: str = 
     return _save(fig, path)
 
 
-CEILING_ARM = "gold_replay"
-
-
 def arm_cost_plot(table: pd.DataFrame, path: str | Path | None = None, title: str = "",
                   rate: str = "completion", count: str = "completed", cost: str = "total_tokens"):
     """Token cost against accuracy per arm (`arms.arm_table` rows: `arm`, `runs`, the `count` of successes,
@@ -577,14 +590,14 @@ def arm_cost_plot(table: pd.DataFrame, path: str | Path | None = None, title: st
     for m, model in enumerate(models):
         part = table[table["model"].astype(str) == model] if model else table
         suffix = f" · {model}" if len(models) > 1 else ""
-        ceiling = part[part["arm"] == CEILING_ARM]
+        ceiling = part[part["arm"] == CEILING]
         for _, row in ceiling.iterrows():
             p = row[count] / row["runs"] if row["runs"] else math.nan
             lo, hi = wilson_interval(row[count], row["runs"])
             ax.axhline(p, color=f"C{m}", ls="--", lw=1.2,
                        label=f"answer-writing ceiling: gold calls replayed (n={int(row['runs'])}){suffix}")
             ax.axhspan(lo, hi, color=f"C{m}", alpha=0.08)
-        points = part[part["arm"] != CEILING_ARM]
+        points = part[part["arm"] != CEILING]
         for i, (_, row) in enumerate(points.iterrows()):
             over = int(row.get("over_context", 0) or 0)
             if pd.isna(row[cost]) or (over and over >= row["runs"]):
@@ -604,7 +617,7 @@ def arm_cost_plot(table: pd.DataFrame, path: str | Path | None = None, title: st
             routed = routed.sort_values(cost)
             ax.plot(routed[cost], routed[count] / routed["runs"], color=f"C{m}", lw=1, alpha=0.6,
                     label=f"routed top-k{suffix}")
-    costs = pd.to_numeric(table.loc[table["arm"] != CEILING_ARM, cost], errors="coerce").dropna()
+    costs = pd.to_numeric(table.loc[table["arm"] != CEILING, cost], errors="coerce").dropna()
     log = bool(len(costs)) and bool((costs > 0).all())  # a model-free replay reports 0 tokens: linear then
     if log:
         ax.set_xscale("log")
