@@ -26,7 +26,8 @@ import yaml
 from toolroute.cards import open_catalog
 from toolroute.config import ROOT, llm_endpoint, results_dir
 from toolroute.experiments import declared
-from toolroute.experiments.estimates import Estimate, duration, estimate, plan_lines, progress_line, reference_run
+from toolroute.experiments.estimates import (Estimate, duration, estimate, plan_lines, progress_line, reference_run,
+                                             start_line)
 from toolroute.experiments.pool import check_concurrency
 from toolroute.experiments.notebook import EMBEDDED, LLM_CHOICES, LLMS_FILE, parse_llms
 from toolroute.llm.server import healthy, runtime_problem
@@ -440,7 +441,7 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
         key = _digest({k: v for k, v in given.items() if k != "output_dir"})
         out_nb = run_dir / f"{name}.ipynb"
         expected = estimates[name].seconds
-        print(f"[{name}] running …" + (f" (about {duration(expected)})" if expected is not None else ""), flush=True)
+        print(start_line(name, expected), flush=True)
         start = time.perf_counter()
         # per notebook: a resumed run may span commits and machines, and a long run may outlive a commit
         entry = {"parameters": given, "params_digest": key, "status": "running", "git_commit": _git_commit(),

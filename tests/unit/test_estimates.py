@@ -1,8 +1,10 @@
 """A notebook's expected time: the parameter file's, else the reference run's scaled by rows; the plan and the
 line after each notebook."""
 
+from datetime import datetime
+
 from toolroute.experiments import declared, judge_check
-from toolroute.experiments.estimates import Estimate, duration, estimate, plan_lines, progress_line
+from toolroute.experiments.estimates import Estimate, duration, estimate, plan_lines, progress_line, start_line
 
 STEP_DEFAULTS = {"domains": ["insurance", "threat", "plant"], "caps": [1, 2, 3, 4, 6], "top_ks": [5], "task_ids": None,
                  "llm": "auto", "llms": [{"name": "embedded"}]}
@@ -80,3 +82,10 @@ def test_after_a_notebook_the_line_says_elapsed_and_what_is_left():
     assert progress_line(done, 100, 130, []).endswith("elapsed 2 min; all done")
     assert progress_line(Estimate("a", None, "x"), 5, 5, [Estimate("b", None, "x")]).endswith(
         "1 notebook(s) left, time unknown")
+
+
+def test_a_starting_notebook_says_until_when_it_should_run():
+    now = datetime(2026, 12, 6, 10, 57)
+    assert start_line("03_step_limits", 9618, now) == "[03_step_limits] running … (about 2 h 40 min, until about 13:37)"
+    assert start_line("04_ragas_eval", 14 * 3600, now).endswith("until about Mon 00:57)")  # the next day named
+    assert start_line("scratch", None, now) == "[scratch] running … (no estimate)"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from toolroute.config import ROOT
@@ -107,6 +108,17 @@ def plan_lines(estimates: list[Estimate], params_file: str, skipped: set[str] = 
         else:
             lines.append(f"  {e.notebook:<{width}}  about {duration(e.seconds):<10} {e.source}")
     return lines
+
+
+def start_line(notebook: str, expected: float | None, now: datetime | None = None) -> str:
+    """The line printed when a notebook starts: its expected time and the clock time it should end
+    (local time), so that a long run says when to come back while it runs."""
+    if expected is None:
+        return f"[{notebook}] running … (no estimate)"
+    now = now or datetime.now().astimezone()
+    end = now + timedelta(seconds=expected)
+    day = "" if end.date() == now.date() else f" {end:%a}"
+    return f"[{notebook}] running … (about {duration(expected)}, until about{day} {end:%H:%M})"
 
 
 def progress_line(done: Estimate, seconds: float, elapsed: float, remaining: list[Estimate],
