@@ -238,6 +238,20 @@ def test_ablation_findings_read_the_breakdown_tables():
     assert "a gap of +0.500" in " ".join(findings.ablation(run, DEFAULT_ARM))
 
 
+def test_an_arm_nominally_better_than_the_default_is_named_even_when_holm_drops_it():
+    """Issue 25: a difference with p < 0.05 before correction in favour of another arm (hybrid single vs multi
+    +0.039 in an earlier run) is reported by name, with its CI, whether or not it survives Holm."""
+    run = report.load_run(REFERENCE)
+    tables = run.tables["02_toolcard_ablation"]
+    paired = tables["paired_test"].drop(columns=["p_holm", "holm_reject"]).copy()
+    row = paired.index[(paired.arm_label == "hybrid:e5-small:single/top2") & (paired.metric == "hit@1")][0]
+    paired.loc[row, ["diff", "ci_low", "ci_high", "p_value"]] = [0.039, 0.004, 0.074, 0.03]
+    run.tables["02_toolcard_ablation"] = {**tables, "paired_test": paired}
+    text = " ".join(findings.ablation(run, DEFAULT_ARM))
+    assert "hybrid:e5-small:single/top2 hit@1 +0.039 [0.004, 0.074]" in text
+    assert "after Holm's correction" in text and "0 in favour of the other arm." in text  # p 0.03 of 63 does not hold
+
+
 def test_the_paired_table_of_the_reference_carries_holm_and_the_report_shows_it():
     paired = pd.read_csv(REFERENCE / "02_toolcard_ablation" / "paired_test.csv")
     assert list(paired["p_holm"]) == pytest.approx(holm_adjusted(paired["p_value"].tolist()))
