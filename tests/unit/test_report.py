@@ -386,6 +386,25 @@ def test_step_limit_findings_describe_the_agent_then_the_oracle_and_the_ceiling(
                         f"top {top_k}, 2 with the gold tools bound by an oracle router.")
 
 
+def test_step_limit_findings_say_how_the_chains_ended_per_arm(tmp_path):
+    """Issue 24: why the multi-tool tasks failed at the proposed cap, per arm, from 03's runs.csv."""
+    run = _arm_run(tmp_path)
+    runs = pd.DataFrame([{"model": "embedded", "arm": arm, "top_k": 5, "cap": 3, "chain_length": 2,
+                          "gold_tools": '["a", "b"]', "called_tools": called, "completed": done, "capped": False,
+                          "error": "", "blocked": ""}
+                         for arm, called, done in [("routed@5", '["a"]', False), ("routed@5", "[]", False),
+                                                   ("oracle", '["a", "b"]', False), ("oracle", '["a", "b"]', True),
+                                                   ("gold_replay", '["a", "b"]', True)]])
+    (tmp_path / "03_step_limits").mkdir()
+    runs.to_csv(tmp_path / "03_step_limits" / "runs.csv", index=False)
+    text = findings.step_limits(run, proposed_cap=3)
+    assert 3 <= len(text) <= 6, text
+    why = next(s for s in text if s.startswith("How the two- and three-tool tasks ended at cap 3"))
+    assert why.endswith("the router's top 5 0 of 2 completed (1 stopped early, 1 no tool called); the gold tools bound "
+                        "by an oracle router 1 of 2 completed (1 facts missing); the gold calls replayed and only the "
+                        "answer written by the model 1 of 1 completed.")
+
+
 def test_step_limit_findings_without_a_routed_arm_name_the_arm_they_describe(tmp_path):
     run = _arm_run(tmp_path)
     by_cap = run.tables["03_step_limits"]["by_cap"]

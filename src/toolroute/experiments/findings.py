@@ -19,6 +19,7 @@ from toolroute.experiments.arms import CEILING as CEILING_ARM
 from toolroute.experiments.arms import arm_order
 from toolroute.experiments.arms import describe as arm_text
 from toolroute.experiments.breakdowns import with_holm
+from toolroute.experiments.chain_outcomes import OUTCOMES, outcome_table
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS,
                                             TOOLCARD_ABLATION)
 
@@ -297,6 +298,9 @@ def step_limits(run: Any, proposed_cap: int) -> list[str]:
                     f"{_tools(int(r.chain_length))} {int(r.completed)}/{int(r.runs)}" for r in rows.itertuples()))
         if texts:
             out.append(f"By the number of tools a task needs, at cap {proposed_cap}: " + "; ".join(texts) + ".")
+    why = _chain_outcomes_sentence(run, proposed_cap)
+    if why:
+        out.append(why)
     cuts = run.table(STEP_LIMITS.notebook, "cut_chains")
     if cuts is not None:
         cuts = _first_model(cuts)
@@ -309,6 +313,24 @@ def step_limits(run: Any, proposed_cap: int) -> list[str]:
         else:
             out.append(f"{len(cuts)} runs failed at a cap although a higher cap completed the same task.")
     return out
+
+
+def _chain_outcomes_sentence(run: Any, cap: int) -> str:
+    """Why the two- and three-tool tasks failed at `cap`, per arm (`chain_outcomes`, from 03's runs.csv of
+    the first model); "" when the run has no runs.csv or no such task."""
+    path = run.run_dir / STEP_LIMITS.notebook / "runs.csv"
+    if not path.is_file():
+        return ""
+    table = outcome_table(_first_model(pd.read_csv(path)), cap=cap, min_length=2)
+    if table.empty:
+        return ""
+    parts = []
+    for _, row in table.iterrows():
+        failed = [(name, int(row[name])) for name in OUTCOMES[1:] if name in row and row[name] > 0]
+        parts.append(f"{arm_text(str(row['arm']))} {int(row.get('completed', 0))} of {int(row['runs'])} completed"
+                     + (" (" + ", ".join(f"{n} {name}" for name, n in failed) + ")" if failed else ""))
+    return (f"How the two- and three-tool tasks ended at cap {cap} (stopped early: the model answered before "
+            "calling every gold tool; facts missing: every gold tool called, the answer wrong): " + "; ".join(parts) + ".")
 
 
 def _tools(n: int) -> str:
