@@ -52,7 +52,11 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     by_kind = pd.read_csv(ragas / "by_kind.csv")
     routed = by_kind[by_kind.arm == "routed@5"].set_index("kind")
     assert routed.loc["scenario", "turns"] == 4 and routed.loc["rag", "turns"] == 2 and routed.loc["query", "turns"] == 3
-    assert set(by_kind[by_kind.arm != "routed@5"].kind) == {"query"}  # the other arms on the test queries only
+    assert set(by_kind[by_kind.arm != "routed@5"].kind) == {"query", "rag"}  # the other arms on the test queries only,
+    assert set(by_kind[by_kind.kind == "rag"].arm) == {"routed@5", "gold_replay"}  # the ceiling on the RAG questions too
+    ragas_runs = pd.read_csv(ragas / "runs.csv", keep_default_na=False)
+    replayed = ragas_runs[(ragas_runs.arm == "gold_replay") & (ragas_runs.kind == "rag")]
+    assert len(replayed) == 2 and (replayed.retrieved_contexts.map(json.loads).map(len) > 0).all()  # passages read
     assert not (ragas / "judged.csv").exists()  # judge: none
     headline = pd.read_csv(run_dir / "headline.csv").set_index("metric")
     assert headline.loc["Hit@1", "seed 002"] == 0.969 and 0 <= headline.loc["Hit@1", "toolroute"] <= 1

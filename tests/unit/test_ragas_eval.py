@@ -393,6 +393,25 @@ def test_arm_kinds_limit_every_arm_but_the_agent_as_it_runs():
         ragas_eval.check_arm_kinds(["queries"])
 
 
+def test_ceiling_kinds_give_the_ceiling_its_own_items_and_every_rag_question_its_search():
+    """Issue 24 item 5: with the ceiling also on the RAG questions, each gets a turn that read its passages (a
+    faithfulness row) while the other arms stay on `arm_kinds`."""
+    from types import SimpleNamespace
+
+    model = SimpleNamespace(name="m", tag="m", chat=_arm_llm(), max_concurrency=1, run_seconds=None)
+    items = _arm_items()
+    runs = ragas_eval.run_arms([model], _arm_agent, items, ["routed", "oracle", "gold_replay"], top_k=3,
+                               arm_kinds=["query"], ceiling_kinds=["query", "rag"], progress=False)
+    kinds = {i.id: i.kind for i in items}
+    ceiling = runs[runs["arm"] == "gold_replay"]
+    assert sorted(ceiling["id"]) == ["q-2", "r-1"]  # q-1 names a tool without arguments: nothing to replay
+    assert {kinds[i] for i in runs[runs["arm"] == "oracle"]["id"]} == {"query"}
+    rag = ceiling[ceiling["id"] == "r-1"].iloc[0]
+    assert list(rag["called_tools"]) == ["rag_terms_query_engine"]  # the RAG tool searched with the question
+    with pytest.raises(ValueError, match="ceiling_kinds"):
+        ragas_eval.run_arms([model], _arm_agent, items, ["gold_replay"], top_k=3, ceiling_kinds=["rags"], progress=False)
+
+
 def test_the_04_estimate_counts_the_turns_of_every_arm():
     from toolroute.experiments import declared
 
@@ -401,6 +420,10 @@ def test_the_04_estimate_counts_the_turns_of_every_arm():
     plain = declared.RAGAS_EVAL.rows(base)
     assert declared.RAGAS_EVAL.rows({**base, "arms": ["routed", "oracle"]}) == 2 * plain
     assert declared.RAGAS_EVAL.rows({**base, "arms": ["routed", "oracle"], "arm_kinds": ["scenario"]}) == plain
+    rag = {**base, "rag_ids": ["r001", "r002"], "arms": ["routed", "gold_replay"], "arm_kinds": ["scenario"]}
+    assert declared.RAGAS_EVAL.rows({**rag, "ceiling_kinds": ["rag"]}) == declared.RAGAS_EVAL.rows(rag) + 2
+    with pytest.raises(ValueError, match="ceiling_kinds"):
+        declared.RAGAS_EVAL.check({**rag, "ceiling_kinds": "rags"})
 
 
 def test_the_03_estimate_counts_the_runs_of_every_arm():

@@ -89,6 +89,7 @@ def _check_ragas_eval(values: dict) -> None:
     from toolroute.experiments.ragas_eval import check_arm_kinds  # loaded when its check runs: the declarations stay import-light
 
     check_arm_kinds(values.get("arm_kinds"))
+    check_arm_kinds(values.get("ceiling_kinds"), "ceiling_kinds")
 
 
 def _check_scale(values: dict) -> None:
@@ -137,7 +138,9 @@ def _ragas_rows(values: dict) -> int:
     turns = len(items)
     if values.get("arms") is not None:  # every arm the items it runs (`ragas_eval.arm_items`)
         kinds, top_k = check_arm_kinds(values.get("arm_kinds")), int(values.get("top_k", 5))
-        turns = sum(len(arm_items(arm, items, top_k, kinds)) for arm in parse_arms(values["arms"], [top_k]))
+        ceiling = kinds if values.get("ceiling_kinds") is None else check_arm_kinds(values["ceiling_kinds"], "ceiling_kinds")
+        turns = sum(len(arm_items(arm, items, top_k, ceiling if arm.kind == "gold_replay" else kinds))
+                    for arm in parse_arms(values["arms"], [top_k]))
     judged = 0
     if values.get("judge", "auto") == "auto" and values.get("judge_metrics"):
         # judgements, estimated before the run: faithfulness on the RAG questions (the turns that retrieve

@@ -359,20 +359,22 @@ def run_models(models: Sequence[Any], make_agent: Callable[[Any], Any], items: S
 def run_arms(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Sequence[EvalItem],
              arms: Sequence[str] | str, top_k: int, checkpoint: str | Path | None = None, tag: str = "",
              budget: ContextBudget | None = None, progress: bool = True,
-             arm_kinds: Sequence[str] | None = None) -> pd.DataFrame:
+             arm_kinds: Sequence[str] | None = None, ceiling_kinds: Sequence[str] | None = None) -> pd.DataFrame:
     """`run_items` for each model and each arm of `arms` (`arms.parse_arms(arms, [top_k])`), one agent
     per model, each arm under its own checkpoint tag; the rows of all, `model` and `arm` first. The
     ceiling arm runs only the items that have gold calls (`gold_calls_of`). `arm_kinds` (None: every
     kind) limits every arm but the agent as it runs (`routed@top_k`) to the items of those kinds, so
-    that a sweep over k costs the single-turn queries only."""
+    that a sweep over k costs the single-turn queries only; `ceiling_kinds` (None: as `arm_kinds`) the
+    ceiling's (with "rag", every RAG question gets a turn that read its passages: faithfulness rows)."""
     arm_list = parse_arms(arms, [top_k])
     kinds = check_arm_kinds(arm_kinds)
+    ceiling = check_arm_kinds(ceiling_kinds, "ceiling_kinds") if ceiling_kinds is not None else kinds
     parts = []
     for model in models:
         start = time.perf_counter()
         agent = make_agent(model.chat)
         for arm in arm_list:
-            chosen = arm_items(arm, items, top_k, kinds)
+            chosen = arm_items(arm, items, top_k, ceiling if arm.kind == "gold_replay" else kinds)
             if not chosen:
                 continue
             part = run_items(agent, chosen, progress=progress, checkpoint=checkpoint,
@@ -397,14 +399,15 @@ def arm_items(arm: Arm, items: Sequence[EvalItem], top_k: int, kinds: set[str] |
     return chosen
 
 
-def check_arm_kinds(arm_kinds: Sequence[str] | str | None) -> set[str] | None:
-    """The `arm_kinds` parameter as a set (None: every kind); an unknown kind is a ValueError naming it."""
+def check_arm_kinds(arm_kinds: Sequence[str] | str | None, name: str = "arm_kinds") -> set[str] | None:
+    """The `arm_kinds` (or `ceiling_kinds`: `name`) parameter as a set (None: every kind); an unknown kind
+    is a ValueError naming the parameter and the kind."""
     if arm_kinds is None:
         return None
     kinds = [arm_kinds] if isinstance(arm_kinds, str) else list(arm_kinds)
     unknown = [k for k in kinds if k not in ITEM_KINDS]
     if unknown or not kinds:
-        raise ValueError(f"arm_kinds: {unknown or kinds!r} is not a list of item kinds ({', '.join(ITEM_KINDS)})")
+        raise ValueError(f"{name}: {unknown or kinds!r} is not a list of item kinds ({', '.join(ITEM_KINDS)})")
     return set(kinds)
 
 
