@@ -389,6 +389,47 @@ def plan_estimates(params: dict, plan: list[tuple[str, Path, dict, dict]],
     return {name: estimate(name, given, defaults, expected.get(name), reference) for name, _, given, defaults in plan}
 
 
+# --- what a notebook leaves running -------------------------------------------------------------------
+
+def adopt_orphans() -> None:
+    """Make this process the 'child subreaper' of its descendants (Linux): a process whose parent dies (the
+    embedded LLM server of a kernel killed by Ctrl-C) is re-parented here instead of to init, where
+    `stop_leftovers` can find it. Elsewhere a no-op."""
+    if sys.platform.startswith("linux"):
+        import ctypes  # Linux only: prctl
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def descendant_pids() -> set[int]:
+    import psutil  # loaded when notebooks run
+
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def stop_leftovers(before: set[int], timeout: float = 10.0) -> list[str]:
+    """Stop the descendants started since `before` that still run (terminate, then kill after `timeout`);
+    their command lines. A killed kernel's LLM server would otherwise keep both cores busy."""
+    import psutil  # loaded when notebooks run
+
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    names = []
+    for proc in left:
+        try:
+            names.append(" ".join(proc.cmdline())[:120])
+            proc.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(left, timeout=timeout)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=timeout)
+    return names
+
+
 def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: bool = False,
                  runs_root: str | Path | None = None, notebooks_dir: str | Path | None = None,
                  stream_output: bool = False, only: Sequence[str] | None = None) -> Path:
@@ -449,6 +490,8 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
                  "started": datetime.now(timezone.utc).isoformat()}
         manifest["notebooks"][name] = entry
         manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
+        adopt_orphans()
+        running_before = descendant_pids()
         try:
             streams = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if stream_output else {}
             papermill.execute_notebook(str(nb_path), str(out_nb), parameters=given, kernel_name=kernel,
@@ -467,6 +510,9 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
             raise PipelineInterrupted(
                 f"interrupted in notebook '{name}'; what finished is kept in {run_dir} (continue with --resume)"
             ) from None
+        finally:
+            for left in stop_leftovers(running_before):
+                print(f"[{name}] stopped a process the notebook left running: {left}", flush=True)
         entry.update(status="ok", seconds=round(time.perf_counter() - start, 1))
         tidy_notebook(out_nb)
         llms_file = run_dir / name / LLMS_FILE
