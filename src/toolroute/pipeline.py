@@ -474,6 +474,7 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
     print("\n".join(plan_lines(list(estimates.values()), params["_path"], skipped)), flush=True)
     run_start = time.perf_counter()
     spent = spent_estimated = 0.0
+    adopt_orphans()  # what a killed kernel leaves running is stopped after its notebook (`stop_leftovers`)
     for i, (name, nb_path, given, _) in enumerate(plan):
         if name in skipped:
             print(f"[{name}] skipped: done with the same parameters")
@@ -490,7 +491,6 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
                  "started": datetime.now(timezone.utc).isoformat()}
         manifest["notebooks"][name] = entry
         manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
-        adopt_orphans()
         running_before = descendant_pids()
         try:
             streams = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if stream_output else {}

@@ -62,21 +62,17 @@ def outcome(run: pd.Series | dict) -> str:
 
 
 def outcome_table(runs: pd.DataFrame, cap: int | None = None, min_length: int = 0) -> pd.DataFrame:
-    """Runs per arm (and model when several) and outcome, at `cap` (all caps when None), over tasks needing at
-    least `min_length` tools: one row per arm with `runs` and a column per outcome that occurs, arms in
-    reading order."""
+    """Runs per arm and outcome, at `cap` (all caps when None), over tasks needing at least `min_length`
+    tools: one row per arm with `runs` and a column per outcome that occurs, arms in reading order. One
+    model's runs (a run of several models: pick one first)."""
     frame = runs
     if cap is not None:
         frame = frame[pd.to_numeric(frame["cap"]) == int(cap)]
     frame = frame[pd.to_numeric(frame["chain_length"]) >= int(min_length)]
-    if "arm" not in frame.columns:
+    if "arm" not in frame.columns:  # a run from before the arms: the router's top-k only
         frame = frame.assign(arm=[f"routed@{int(k)}" for k in frame["top_k"]])
     frame = frame.assign(outcome=[outcome(r) for _, r in frame.iterrows()])
-    by = ["model", "arm"] if "model" in frame.columns and frame["model"].nunique() > 1 else ["arm"]
-    counts = frame.groupby([*by, "outcome"]).size().unstack("outcome", fill_value=0)
+    counts = frame.groupby(["arm", "outcome"]).size().unstack("outcome", fill_value=0)
     counts = counts[[o for o in OUTCOMES if o in counts.columns]]
     counts.insert(0, "runs", counts.sum(axis=1))
-    table = counts.reset_index()
-    order = {name: i for i, name in enumerate(arm_order(list(table["arm"])))}
-    return (table.assign(_arm=table["arm"].map(order)).sort_values([*by[:-1], "_arm"], kind="stable")
-            .drop(columns="_arm").reset_index(drop=True))
+    return counts.loc[arm_order(list(counts.index))].reset_index()
