@@ -25,3 +25,16 @@ def test_redraw_reference_figures_from_the_committed_tables(tmp_path):
                               *(["02_toolcard_ablation/no_call_test.png"] if scores else []), *arms])
     assert done["02_toolcard_ablation/no_call_test.png"].startswith("redrawn" if scores else "skipped")
     assert all((run / name).stat().st_size > 0 for name in redrawn)
+
+
+def test_an_arm_that_ran_fewer_items_of_the_pool_is_named_not_drawn():
+    import pandas as pd
+
+    from toolroute.experiments.redraw import same_items
+
+    pool = pd.DataFrame({"arm": ["routed@5", "oracle", "gold_replay"], "runs": [40, 40, 6]})
+    rows, note = same_items(pool)
+    assert list(rows["arm"]) == ["routed@5", "oracle"]
+    assert note == "; left out, run on fewer items: gold_replay (6 of 40)"
+    rows, note = same_items(pool.iloc[:2])
+    assert len(rows) == 2 and note == ""

@@ -129,6 +129,20 @@ def redraw_step_limits(run: Path) -> dict[str, str]:
     return done
 
 
+def same_items(pool: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The rows of a per-arm table (`by_arm.csv`, one pool of items) whose arm ran every item of the pool
+    (the most runs), and a note naming those left out with their runs: 04's ceiling replays only the items
+    with gold calls, on the test queries the no-call ones, where it is complete by construction; drawn
+    beside the other arms it would read as a ceiling over all of them. Used by 04's figure and its redraw."""
+    if pool.empty:
+        return pool, ""
+    full = pool["runs"] == pool["runs"].max()
+    left = pool[~full]
+    note = ("; left out, run on fewer items: " + ", ".join(f"{a} ({int(n)} of {int(pool['runs'].max())})"
+                                                          for a, n in zip(left["arm"], left["runs"]))) if len(left) else ""
+    return pool[full], note
+
+
 def redraw_ragas(run: Path) -> dict[str, str]:
     folder, done = run / "04_ragas_eval", {}
     if (folder / "scores.csv").is_file():
@@ -140,9 +154,10 @@ def redraw_ragas(run: Path) -> dict[str, str]:
         by_arm = pd.read_csv(folder / "by_arm.csv")
         if kinds is None or len(kinds) == 1:  # the pool every arm ran: all items, or the one kind of arm_kinds
             pool = "all" if kinds is None else kinds[0]
-            plots.arm_cost_plot(by_arm[by_arm["kind"] == pool], folder / "arms_cost.png",
+            rows, note = same_items(by_arm[by_arm["kind"] == pool])
+            plots.arm_cost_plot(rows, folder / "arms_cost.png",
                                 title="Token cost vs completion per arm — " +
-                                ("every item pooled" if kinds is None else f"the {pool} items the arms ran"))
+                                ("every item pooled" if kinds is None else f"the {pool} items the arms ran") + note)
             done["04_ragas_eval/arms_cost.png"] = f"redrawn from by_arm.csv ({pool})"
         else:
             done["04_ragas_eval/arms_cost.png"] = "skipped: arm_kinds names several kinds, whose pool by_arm.csv lacks"
