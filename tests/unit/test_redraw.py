@@ -38,3 +38,7 @@ def test_an_arm_that_ran_fewer_items_of_the_pool_is_named_not_drawn():
     assert note == "; left out, run on fewer items: gold_replay (6 of 40)"
     rows, note = same_items(pool.iloc[:2])
     assert len(rows) == 2 and note == ""
+    two = pd.concat([pool.assign(model="a"), pool.assign(model="b", runs=[20, 20, 3])])  # per model
+    rows, note = same_items(two)
+    assert list(rows["arm"]) == ["routed@5", "oracle"] * 2
+    assert note == "; left out, run on fewer items: gold_replay · a (6 of 40), gold_replay · b (3 of 20)"

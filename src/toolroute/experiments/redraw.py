@@ -131,16 +131,18 @@ def redraw_step_limits(run: Path) -> dict[str, str]:
 
 def same_items(pool: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """The rows of a per-arm table (`by_arm.csv`, one pool of items) whose arm ran every item of the pool
-    (the most runs), and a note naming those left out with their runs: 04's ceiling replays only the items
-    with gold calls, on the test queries the no-call ones, where it is complete by construction; drawn
-    beside the other arms it would read as a ceiling over all of them. Used by 04's figure and its redraw."""
+    (the most runs, per model when there is a `model` column), and a note naming those left out with their
+    runs: 04's ceiling replays only the items with gold calls, on the test queries the no-call ones, where
+    it is complete by construction; drawn beside the other arms it would read as a ceiling over all of
+    them. Used by 04's figure and its redraw."""
     if pool.empty:
         return pool, ""
-    full = pool["runs"] == pool["runs"].max()
-    left = pool[~full]
-    note = ("; left out, run on fewer items: " + ", ".join(f"{a} ({int(n)} of {int(pool['runs'].max())})"
-                                                          for a, n in zip(left["arm"], left["runs"]))) if len(left) else ""
-    return pool[full], note
+    most = pool.groupby("model")["runs"].transform("max") if "model" in pool.columns else pool["runs"].max()
+    full = pool["runs"] == most
+    several = "model" in pool.columns and pool["model"].nunique() > 1
+    left = [f"{r.arm}{f' · {r.model}' if several else ''} ({int(r.runs)} of {int(m)})"
+            for r, m in zip(pool[~full].itertuples(), pd.Series(most, index=pool.index)[~full])]
+    return pool[full], ("; left out, run on fewer items: " + ", ".join(left)) if left else ""
 
 
 def redraw_ragas(run: Path) -> dict[str, str]:
