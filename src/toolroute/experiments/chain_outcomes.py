@@ -29,11 +29,11 @@ OUTCOMES = ("completed", "facts missing", "stopped early", "no tool called", "ex
             "error")
 
 
-def _true(value: Any) -> bool:
+def is_true(value: Any) -> bool:
     return str(value).strip().lower() in ("true", "1", "1.0")
 
 
-def _tools(value: Any) -> list[str]:
+def tool_list(value: Any) -> list[str]:
     """A tool list as runs.csv holds it ("['a', 'b']") or as a list."""
     if isinstance(value, (list, tuple)):
         return [str(v) for v in value]
@@ -43,15 +43,15 @@ def _tools(value: Any) -> list[str]:
 
 def outcome(run: pd.Series | dict) -> str:
     """The outcome of one run (a row of runs.csv), one of OUTCOMES."""
-    if _true(run.get("completed")):
+    if is_true(run.get("completed")):
         return "completed"
     if str(run.get("error") or "").strip() not in ("", "nan"):
         return "error"
     if str(run.get("blocked") or "").strip() not in ("", "nan"):
         return "blocked"
-    if _true(run.get("capped")):
+    if is_true(run.get("capped")):
         return "cut by the cap"
-    gold, called = set(_tools(run.get("gold_tools"))), set(_tools(run.get("called_tools")))
+    gold, called = set(tool_list(run.get("gold_tools"))), set(tool_list(run.get("called_tools")))
     if not gold:
         return "extra tool" if called else "facts missing"
     if not called:

@@ -20,6 +20,7 @@ from toolroute.experiments.arms import arm_order
 from toolroute.experiments.arms import describe as arm_text
 from toolroute.experiments.breakdowns import with_holm
 from toolroute.experiments.chain_outcomes import OUTCOMES, outcome_table
+from toolroute.experiments.turn_outcomes import outcome_counts
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS,
                                             TOOLCARD_ABLATION)
 
@@ -355,6 +356,28 @@ def rag_routing(run: Any, top_k: int = DEFAULT_TOP_K) -> tuple[int, int, int] | 
     return len(rag), routed, called
 
 
+TURN_OUTCOME_WORDS = {"not routed": "a gold tool not routed (outside the top k)",
+                      "not all called": "not all gold tools called",
+                      "call did not answer": "a call without an answer (all called)",
+                      "answer": "a fact or check missed (every call answered)",
+                      "blocked": "refused by the input guardrail", "error": "an error"}
+
+
+def _turn_outcomes_clause(run: Any, top_k: int) -> str:
+    """"; the N failing turns by the lever that lost them: …": the consultation turns per lever that lost them (`turn_outcomes`, from 04's
+    runs.csv and scores.csv of the agent as it runs); "" when the run lacks them."""
+    path = run.run_dir / RAGAS_EVAL.notebook / "runs.csv"
+    scores = run.table(RAGAS_EVAL.notebook, "scores")
+    if not path.is_file() or scores is None or "passed" not in scores.columns:
+        return ""
+    counts = outcome_counts(agent_rows(pd.read_csv(path), top_k), agent_rows(scores, top_k))
+    failed = {o: int(counts[o]) for o in TURN_OUTCOME_WORDS if o in counts.index and counts[o]}  # the agent's order
+    if not failed:
+        return ""
+    parts = [f"{TURN_OUTCOME_WORDS[o]} {n}" for o, n in failed.items()]
+    return f"; the {sum(failed.values())} failing turns by the lever that lost them: " + ", ".join(parts)
+
+
 def zero_consultations(by_scenario: pd.DataFrame) -> list[str]:
     """Consultations whose tool-call accuracy and fact presence are both 0."""
     zero = by_scenario[(by_scenario["tool_call_accuracy"] == 0) & (by_scenario["fact_presence"] == 0)]
@@ -375,7 +398,8 @@ def ragas(run: Any) -> list[str]:
                    if "n_pass_rate" in kinds.columns and pd.notna(s["n_pass_rate"]) and s["n_pass_rate"] > 0 else "")
         out.append(f"On the {int(s['turns'])} scenario turns the agent names the right tools with F1 "
                    f"{s['tool_name_f1']:.3f}, but ToolCallAccuracy (names and arguments) is {s['tool_call_accuracy']:.3f} "
-                   f"and {s['fact_presence']:.3f} of the facts an answer must state reach it{passing}.")
+                   f"and {s['fact_presence']:.3f} of the facts an answer must state reach it{passing}"
+                   f"{_turn_outcomes_clause(run, top_k)}.")
     by_scenario = run.table(RAGAS_EVAL.notebook, "by_scenario")
     if by_scenario is not None and len(by_scenario):
         sc = agent_rows(by_scenario, top_k)
