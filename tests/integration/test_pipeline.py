@@ -65,6 +65,7 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
     for section in ["Routing at scale (05)", "Improving the cards (06)"]:  # the report ran after them
         assert section in html, section
     assert "the gold tools bound by an oracle router" in html  # 03's findings read the arms
+    assert "by the lever that lost" in html  # 04's findings tell the failed consultation turns apart
     assert "05_scale is not in this run" not in html and "06_card_improvement is not in this run" not in html
     manifest = json.loads((run_dir / "manifest.json").read_text())
     scale_out = run_dir / "05_scale"

@@ -374,8 +374,9 @@ def _turn_outcomes_clause(run: Any, top_k: int) -> str:
     failed = {o: int(counts[o]) for o in TURN_OUTCOME_WORDS if o in counts.index and counts[o]}  # the agent's order
     if not failed:
         return ""
-    parts = [f"{TURN_OUTCOME_WORDS[o]} {n}" for o, n in failed.items()]
-    return f"; the {sum(failed.values())} failing turns by the lever that lost them: " + ", ".join(parts)
+    parts, n = [f"{TURN_OUTCOME_WORDS[o]} {k}" for o, k in failed.items()], sum(failed.values())
+    return (f"; the {n} failing turns by the lever that lost them: " if n > 1 else
+            "; the failing turn by the lever that lost it: ") + ", ".join(parts)
 
 
 def zero_consultations(by_scenario: pd.DataFrame) -> list[str]:
