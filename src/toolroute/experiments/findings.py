@@ -20,9 +20,9 @@ from toolroute.experiments.arms import arm_order
 from toolroute.experiments.arms import describe as arm_text
 from toolroute.experiments.breakdowns import with_holm
 from toolroute.experiments.chain_outcomes import OUTCOMES, outcome_table
-from toolroute.experiments.turn_outcomes import outcome_counts
 from toolroute.experiments.declared import (CARD_IMPROVEMENT, INGEST, RAGAS_EVAL, SCALE, STEP_LIMITS,
                                             TOOLCARD_ABLATION)
+from toolroute.experiments.turn_outcomes import outcome_counts
 
 
 def _pct(x: float) -> str:
@@ -364,8 +364,8 @@ TURN_OUTCOME_WORDS = {"not routed": "a gold tool not routed (outside the top k)"
 
 
 def _turn_outcomes_clause(run: Any, top_k: int) -> str:
-    """"; the N failing turns by the lever that lost them: …": the consultation turns per lever that lost them (`turn_outcomes`, from 04's
-    runs.csv and scores.csv of the agent as it runs); "" when the run lacks them."""
+    """The failed consultation turns per lever that lost them ("; the N failing turns by the lever …",
+    `turn_outcomes`, from 04's runs.csv and scores.csv of the agent as it runs); "" when the run lacks them."""
     path = run.run_dir / RAGAS_EVAL.notebook / "runs.csv"
     scores = run.table(RAGAS_EVAL.notebook, "scores")
     if not path.is_file() or scores is None or "passed" not in scores.columns:
