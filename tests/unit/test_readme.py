@@ -199,16 +199,18 @@ def _docs(name: str) -> str:
 
 
 def test_consultations_scoring_zero_equal_by_scenario_csv():
-    from toolroute.experiments.findings import zero_consultations  # the report's own count
+    from toolroute.experiments.findings import agent_rows, zero_consultations  # the report's own count
 
-    by_scenario = pd.read_csv(REFERENCE / "04_ragas_eval" / "by_scenario.csv")
+    by_scenario = agent_rows(pd.read_csv(REFERENCE / "04_ragas_eval" / "by_scenario.csv"))
     found = re.findall(r"(\w+) consultations scored 0 on both", _docs("results.md"))
     assert found, "docs/results.md no longer says how many consultations scored 0 on both metrics"
     assert [_count(f) for f in found] == [len(zero_consultations(by_scenario))] * len(found)
 
 
 def test_rag_questions_routed_to_their_rag_tool_equal_runs_csv():
-    runs = pd.read_csv(REFERENCE / "04_ragas_eval" / "runs.csv")
+    from toolroute.experiments.findings import agent_rows  # the agent as it runs, not the ceiling's replays
+
+    runs = agent_rows(pd.read_csv(REFERENCE / "04_ragas_eval" / "runs.csv"))
     rag = runs[runs["kind"] == "rag"]
     routed = sum(bool(set(json.loads(r.gold_tools)) & set(json.loads(r.routed))) for r in rag.itertuples())
     called = sum(bool(set(json.loads(r.gold_tools)) & set(json.loads(r.called_tools))) for r in rag.itertuples())
@@ -296,6 +298,13 @@ def test_the_short_findings_equal_their_csvs():
     assert (int(m.group(1)), int(m.group(2)), int(m.group(3))) == (
         int(by_cap["completed"]), int(by_cap["runs"]), round(100 * by_cap["completed"] / by_cap["runs"]))
     assert (_count(m.group(4)), int(m.group(5))) == (int(chains["completed"].sum()), int(chains["runs"].sum()))
+
+    arms = pd.read_csv(REFERENCE / "04_ragas_eval" / "by_arm.csv").set_index(["arm", "kind"])["completed"]
+    m = re.search(r"the agent completes (\d+) of (\d+) test queries, with the router's top 5 (\d+), with its top 1 (\d+)", text)
+    assert m, "README no longer states 04's arms on the test queries"
+    runs = pd.read_csv(REFERENCE / "04_ragas_eval" / "by_arm.csv").set_index(["arm", "kind"])["runs"]
+    assert [int(g) for g in m.groups()] == [arms[("oracle", "query")], runs[("oracle", "query")],
+                                            arms[("routed@5", "query")], arms[("routed@1", "query")]]
 
     cascade = pd.read_csv(ROOT / "results" / "cascade.csv").set_index(["split", "arm"]).loc[("test", "hybrid+cascade")]
     assert f"when BM25 is decisive ({cascade['dense_skipped']:.0%} of test queries)" in text
