@@ -66,6 +66,8 @@ def test_smoke_run_writes_tables_figures_and_manifest(tmp_path, monkeypatch):
         assert section in html, section
     assert "the gold tools bound by an oracle router" in html  # 03's findings read the arms
     assert "by the lever that lost" in html  # 04's findings tell the failed consultation turns apart
+    assert "Test queries completed" in html  # 04's findings read the arms of the test queries
+    assert "completion [95% CI]" in html  # the arms as one captioned table per notebook
     assert "05_scale is not in this run" not in html and "06_card_improvement is not in this run" not in html
     manifest = json.loads((run_dir / "manifest.json").read_text())
     scale_out = run_dir / "05_scale"

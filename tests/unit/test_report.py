@@ -321,6 +321,17 @@ def test_the_reference_notebooks_keep_no_machine_path_and_few_stderr_outputs():
         assert not any("IProgress not found" in o["text"] for o in stderr), path.name
 
 
+def test_every_reference_notebook_shows_its_figures_inline():
+    """Issue 25: the figures are shown in the executed notebooks, not only saved: each notebook that declares
+    figures holds at least that many PNG outputs (07 shows every section's)."""
+    for experiment in declared.EXPERIMENTS:
+        path = REFERENCE / f"{experiment.notebook}.ipynb"
+        node = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
+        images = sum("image/png" in o.get("data", {}) for c in node.cells if c.cell_type == "code" for o in c.outputs)
+        wanted = len(experiment.figures) if experiment.figures else 1
+        assert images >= wanted, (experiment.notebook, images, wanted)
+
+
 def test_the_ablation_section_draws_accuracy_against_route_time():
     run = report.load_run(REFERENCE)
     items = report.section(run, declared.TOOLCARD_ABLATION)
