@@ -87,12 +87,16 @@ TITLES = {"oracle": "oracle router: the gold tools bound", "all_tools": "every t
 
 def describe(name: str) -> str:
     """An arm in a sentence's words ("the router's top 5", "the gold tools bound by an oracle router")."""
-    return f"the router's top {name.split('@', 1)[1]}" if name.startswith("routed@") else DESCRIPTIONS.get(name, name)
+    return _words(name, DESCRIPTIONS)
 
 
 def title(name: str) -> str:
     """An arm as a figure panel's title."""
-    return f"the router's top {name.split('@', 1)[1]}" if name.startswith("routed@") else TITLES.get(name, name)
+    return _words(name, TITLES)
+
+
+def _words(name: str, fixed: dict[str, str]) -> str:
+    return f"the router's top {name.split('@', 1)[1]}" if name.startswith("routed@") else fixed.get(name, name)
 
 
 def arm_order(names: Sequence[str]) -> list[str]:

@@ -131,15 +131,14 @@ def _ragas_rows(values: dict) -> int:
     from toolroute.experiments.ragas_eval import build_items  # loaded when rows are counted: the declarations stay import-light
 
     from toolroute.experiments.arms import parse_arms  # loaded when rows are counted: the declarations stay import-light
-    from toolroute.experiments.ragas_eval import arm_items, check_arm_kinds  # loaded when rows are counted: the declarations stay import-light
+    from toolroute.experiments.ragas_eval import arm_items  # loaded when rows are counted: the declarations stay import-light
 
     items = build_items(values["scenario_ids"], values["rag_ids"], values["rag_limit"], values["query_split"],
                         values["query_limit"])
     turns = len(items)
     if values.get("arms") is not None:  # every arm the items it runs (`ragas_eval.arm_items`)
-        kinds, top_k = check_arm_kinds(values.get("arm_kinds")), int(values.get("top_k", 5))
-        ceiling = kinds if values.get("ceiling_kinds") is None else check_arm_kinds(values["ceiling_kinds"], "ceiling_kinds")
-        turns = sum(len(arm_items(arm, items, top_k, ceiling if arm.kind == "gold_replay" else kinds))
+        top_k = int(values.get("top_k", 5))
+        turns = sum(len(arm_items(arm, items, top_k, values.get("arm_kinds"), values.get("ceiling_kinds")))
                     for arm in parse_arms(values["arms"], [top_k]))
     judged = 0
     if values.get("judge", "auto") == "auto" and values.get("judge_metrics"):

@@ -367,14 +367,14 @@ def run_arms(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Seq
     that a sweep over k costs the single-turn queries only; `ceiling_kinds` (None: as `arm_kinds`) the
     ceiling's (with "rag", every RAG question gets a turn that read its passages: faithfulness rows)."""
     arm_list = parse_arms(arms, [top_k])
-    kinds = check_arm_kinds(arm_kinds)
-    ceiling = check_arm_kinds(ceiling_kinds, "ceiling_kinds") if ceiling_kinds is not None else kinds
+    check_arm_kinds(arm_kinds)  # a bad kind fails before any model starts
+    check_arm_kinds(ceiling_kinds, "ceiling_kinds")
     parts = []
     for model in models:
         start = time.perf_counter()
         agent = make_agent(model.chat)
         for arm in arm_list:
-            chosen = arm_items(arm, items, top_k, ceiling if arm.kind == "gold_replay" else kinds)
+            chosen = arm_items(arm, items, top_k, arm_kinds, ceiling_kinds)
             if not chosen:
                 continue
             part = run_items(agent, chosen, progress=progress, checkpoint=checkpoint,
@@ -390,9 +390,14 @@ def run_arms(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Seq
 ITEM_KINDS = ("scenario", "rag", "query")
 
 
-def arm_items(arm: Arm, items: Sequence[EvalItem], top_k: int, kinds: set[str] | None) -> list[EvalItem]:
-    """The items `arm` runs: the ceiling arm only those with gold calls to replay, and every arm but the
-    agent as it runs (`routed@top_k`) only those of `kinds` (None: every kind)."""
+def arm_items(arm: Arm, items: Sequence[EvalItem], top_k: int, arm_kinds: Sequence[str] | None = None,
+              ceiling_kinds: Sequence[str] | None = None) -> list[EvalItem]:
+    """The items `arm` runs: the ceiling arm only those with gold calls to replay, of `ceiling_kinds`
+    (None: as `arm_kinds`); every other arm but the agent as it runs (`routed@top_k`) those of `arm_kinds`
+    (None: every kind). The parameters as given; a bad kind is a ValueError naming its parameter."""
+    kinds = check_arm_kinds(arm_kinds)
+    if arm.kind == "gold_replay" and ceiling_kinds is not None:
+        kinds = check_arm_kinds(ceiling_kinds, "ceiling_kinds")
     chosen = [i for i in items if arm.kind != "gold_replay" or gold_calls_of(i) is not None]
     if kinds is not None and arm != Arm("routed", int(top_k)):
         chosen = [i for i in chosen if i.kind in kinds]
