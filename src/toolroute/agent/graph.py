@@ -40,6 +40,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from toolroute.agent.grounding import succeeded, ungrounded
 from toolroute.agent.guardrails import DomainGate, guard_output, l1_violation
 from toolroute.agent.pack import DomainPack
 from toolroute.agent.rewriter import SHORT_TURN, rewrite
@@ -117,6 +118,10 @@ class AgentConfig:
     # text only when no tool is bound. For the embedded model (or any llama.cpp server); off by default.
     constrained_calls: bool = False
     tool_result_format: str = "json"  # how tool results reach the LLM: see `result_for_llm` (RESULT_FORMATS)
+    # A call that did not succeed runs once more without the optional arguments the conversation never
+    # gave (`toolroute.agent.grounding`: a small model's invented ids, ages, filters); the retry is kept
+    # only when it succeeds. Off by default.
+    retry_ungrounded: bool = False
 
     def __post_init__(self) -> None:
         if self.history_routing not in ("weighted", "carry", "none"):
@@ -493,7 +498,8 @@ class Agent:
             update.update(more)
             return {**update, "messages": [reply]}
         if calls:
-            done = {(c["name"], json.dumps(c["args"], sort_keys=True, ensure_ascii=False)) for c in state.get("tool_log", [])}
+            done = {(c["name"], json.dumps(args, sort_keys=True, ensure_ascii=False)) for c in state.get("tool_log", [])
+                    for args in (c["args"], {**c["args"], **c.get("dropped_args", {})})}  # as run, and as the model wrote it
             repeated = any((c["name"], json.dumps(c["args"], sort_keys=True, ensure_ascii=False)) in done for c in calls)
             at_cap = state.get("tool_steps", 0) >= self._knob(config, "max_tool_steps")
             if repeated or at_cap:
@@ -535,20 +541,31 @@ class Agent:
                                "available": state.get("routed") or self.pack.tool_names}
                 status = "error"
             else:
-                try:
-                    if getattr(tool, "func", None) is None and getattr(tool, "coroutine", None) is not None:
-                        result = _run_coroutine(tool.ainvoke(call["args"]))
+                result, status = _invoke(tool, call["args"])
+            args, dropped = call["args"], []
+            if tool is not None and self.config.retry_ungrounded and not succeeded(result):
+                dropped = ungrounded(args, self.schema(call["name"]), self._grounding_text(state, log))
+                if dropped:
+                    kept = {k: v for k, v in args.items() if k not in dropped}
+                    retry, retry_status = _invoke(tool, kept)
+                    if succeeded(retry):
+                        args, result, status = kept, retry, retry_status
                     else:
-                        result = tool.invoke(call["args"])
-                    status = "success"
-                except Exception as exc:  # noqa: BLE001 - any tool failure becomes a message to the model
-                    result = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
-                    status = "error"
+                        dropped = []
             messages.append(ToolMessage(self._result_text(result), tool_call_id=call["id"], name=call["name"], status=status))
-            log.append({"step": steps, "name": call["name"], "args": call["args"], "result": result, "status": status,
-                        "seconds": round(time.perf_counter() - started, 4)})
+            log.append({"step": steps, "name": call["name"], "args": args, "result": result, "status": status,
+                        "seconds": round(time.perf_counter() - started, 4),
+                        **({"dropped_args": {k: call["args"][k] for k in dropped}} if dropped else {})})
             sources += self.pack.sources_of(call["name"], result)
         return {"messages": messages, "tool_steps": steps, "tool_log": log, "sources": sources, "capped": capped}
+
+    @staticmethod
+    def _grounding_text(state: AgentState, log: list[dict]) -> str:
+        """What the conversation gave so far: the user's turns (this one as rewritten, with its context)
+        and this turn's tool results."""
+        users = [user for user, _ in state.get("history", [])]
+        results = [json.dumps(entry["result"], ensure_ascii=False) for entry in log]
+        return "\n".join([*users, state.get("query", ""), state.get("rewritten", ""), *results])
 
     def output_guardrail(self, state: AgentState) -> dict:
         if state.get("blocked"):
@@ -644,6 +661,16 @@ class Agent:
         state["thread_id"] = thread_id
         state["seconds"] = round(time.perf_counter() - started, 3)
         return state
+
+
+def _invoke(tool: Any, args: dict[str, Any]) -> tuple[Any, str]:
+    """A tool's result and the ToolMessage status; any failure becomes a result the model reads."""
+    try:
+        if getattr(tool, "func", None) is None and getattr(tool, "coroutine", None) is not None:
+            return _run_coroutine(tool.ainvoke(args)), "success"
+        return tool.invoke(args), "success"
+    except Exception as exc:  # noqa: BLE001 - any tool failure becomes a message to the model
+        return {"status": "error", "error": f"{type(exc).__name__}: {exc}"}, "error"
 
 
 def sqlite_checkpointer(path: str | Path):

@@ -2,7 +2,8 @@
 option changed, measured on the dev tasks only, so that an option is adopted only when it wins there.
 
 The arms (`OPTION_ARMS`): `baseline` (the defaults), `constrained` (`constrained_calls`: the reply is
-sampled under the bound tools' grammar), `lines` (`tool_result_format="lines"`), `constrained+lines`.
+sampled under the bound tools' grammar), `lines` (`tool_result_format="lines"`), `constrained+lines`, `grounded` (`retry_ungrounded`: a call that
+did not succeed runs again without the arguments the conversation never gave).
 
 What is measured (neither 03 nor 04 has a dev/test split of tasks or scenarios; this fixed rule makes one,
 and the rest stays for test):
@@ -42,6 +43,7 @@ OPTION_ARMS: dict[str, dict[str, Any]] = {
     "constrained": {"constrained_calls": True},
     "lines": {"tool_result_format": "lines"},
     "constrained+lines": {"constrained_calls": True, "tool_result_format": "lines"},
+    "grounded": {"retry_ungrounded": True},
 }
 DOMAINS = ("insurance", "threat", "plant")
 ENGLISH_START = r"\s*[A-Za-z][a-z]+\b"  # "To determine …", not "C50은" or "CNC-001에서"
