@@ -30,6 +30,7 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=3)
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--scenarios", default=None, help="scenario ids, comma-separated ('' for none; default: the dev rule)")
+    parser.add_argument("--no-chains", action="store_true", help="the dev consultations only (no 2-tool chain task)")
     parser.add_argument("--out", type=Path, default=Path("results/runs/option_arms"))
     args = parser.parse_args()
     deadline = time.monotonic() + 60 * args.minutes
@@ -47,7 +48,8 @@ def main() -> None:
     started = time.perf_counter()
     try:
         scenarios = None if args.scenarios is None else [s for s in args.scenarios.split(",") if s]
-        rows = run_option_arms(make_agent, args.arms.split(","), scenario_ids=scenarios, cap=args.cap, deadline=deadline,
+        rows = run_option_arms(make_agent, args.arms.split(","), chain_tasks={} if args.no_chains else None,
+                               scenario_ids=scenarios, cap=args.cap, deadline=deadline,
                                checkpoint=args.out / "rows.partial.jsonl",
                                tag=f"{llm_config().identity}|code={source_fingerprint()}|k={args.top_k}")
     finally:
