@@ -40,7 +40,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from toolroute.agent.grounding import succeeded, ungrounded
+from toolroute.agent.grounding import failed, given_text, succeeded, ungrounded
 from toolroute.agent.guardrails import DomainGate, guard_output, l1_violation
 from toolroute.agent.pack import DomainPack
 from toolroute.agent.rewriter import SHORT_TURN, rewrite
@@ -118,9 +118,9 @@ class AgentConfig:
     # text only when no tool is bound. For the embedded model (or any llama.cpp server); off by default.
     constrained_calls: bool = False
     tool_result_format: str = "json"  # how tool results reach the LLM: see `result_for_llm` (RESULT_FORMATS)
-    # A call that did not succeed runs once more without the optional arguments the conversation never
-    # gave (`toolroute.agent.grounding`: a small model's invented ids, ages, filters); the retry is kept
-    # only when it succeeds. Off by default.
+    # A call that failed runs once more without the optional arguments nobody gave
+    # (`toolroute.agent.grounding`: a small model's invented ids, ages, filters); the retry is kept
+    # only when it succeeds. Off by default (not adopted on the dev tasks).
     retry_ungrounded: bool = False
 
     def __post_init__(self) -> None:
@@ -542,30 +542,28 @@ class Agent:
                 status = "error"
             else:
                 result, status = _invoke(tool, call["args"])
-            args, dropped = call["args"], []
-            if tool is not None and self.config.retry_ungrounded and not succeeded(result):
-                dropped = ungrounded(args, self.schema(call["name"]), self._grounding_text(state, log))
-                if dropped:
-                    kept = {k: v for k, v in args.items() if k not in dropped}
-                    retry, retry_status = _invoke(tool, kept)
-                    if succeeded(retry):
-                        args, result, status = kept, retry, retry_status
-                    else:
-                        dropped = []
+            args, dropped = call["args"], {}
+            if tool is not None and self.config.retry_ungrounded and failed(result):
+                args, result, status, dropped = self._retry_ungrounded(state, log, call, tool, result, status)
             messages.append(ToolMessage(self._result_text(result), tool_call_id=call["id"], name=call["name"], status=status))
             log.append({"step": steps, "name": call["name"], "args": args, "result": result, "status": status,
-                        "seconds": round(time.perf_counter() - started, 4),
-                        **({"dropped_args": {k: call["args"][k] for k in dropped}} if dropped else {})})
+                        "seconds": round(time.perf_counter() - started, 4), **({"dropped_args": dropped} if dropped else {})})
             sources += self.pack.sources_of(call["name"], result)
         return {"messages": messages, "tool_steps": steps, "tool_log": log, "sources": sources, "capped": capped}
 
-    @staticmethod
-    def _grounding_text(state: AgentState, log: list[dict]) -> str:
-        """What the conversation gave so far: the user's turns (this one as rewritten, with its context)
-        and this turn's tool results."""
-        users = [user for user, _ in state.get("history", [])]
-        results = [json.dumps(entry["result"], ensure_ascii=False) for entry in log]
-        return "\n".join([*users, state.get("query", ""), state.get("rewritten", ""), *results])
+    def _retry_ungrounded(self, state: AgentState, log: list[dict], call: dict, tool: Any, result: Any,
+                          status: str) -> tuple[dict, Any, str, dict]:
+        """The failed call once more without its optional arguments nobody gave (`toolroute.agent.grounding`),
+        when any argument is left: (args, result, status, dropped) of the retry when it succeeds, else of
+        the call as it ran. The turn's `seconds` include the retry."""
+        users = [user for user, _ in state.get("history", [])] + [state.get("query", ""), state.get("rewritten", "")]
+        names = ungrounded(call["args"], self.schema(call["name"]), given_text(users, [e["result"] for e in log]))
+        kept = {k: v for k, v in call["args"].items() if k not in names}
+        if names and kept:
+            retry, retry_status = _invoke(tool, kept)
+            if retry_status == "success" and succeeded(retry):
+                return kept, retry, retry_status, {k: call["args"][k] for k in names}
+        return call["args"], result, status, {}
 
     def output_guardrail(self, state: AgentState) -> dict:
         if state.get("blocked"):

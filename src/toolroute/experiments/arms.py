@@ -87,15 +87,15 @@ TITLES = {"oracle": "oracle router: the gold tools bound", "all_tools": "every t
 
 def describe(name: str) -> str:
     """An arm in a sentence's words ("the router's top 5", "the gold tools bound by an oracle router")."""
-    return _words(name, DESCRIPTIONS)
+    return _arm_words(name, DESCRIPTIONS)
 
 
 def title(name: str) -> str:
     """An arm as a figure panel's title."""
-    return _words(name, TITLES)
+    return _arm_words(name, TITLES)
 
 
-def _words(name: str, fixed: dict[str, str]) -> str:
+def _arm_words(name: str, fixed: dict[str, str]) -> str:
     return f"the router's top {name.split('@', 1)[1]}" if name.startswith("routed@") else fixed.get(name, name)
 
 

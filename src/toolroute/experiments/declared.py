@@ -128,10 +128,8 @@ def _step_limit_rows(values: dict) -> int:
 def _ragas_rows(values: dict) -> int:
     from collections import Counter  # loaded when rows are counted: the declarations stay import-light
 
-    from toolroute.experiments.ragas_eval import build_items  # loaded when rows are counted: the declarations stay import-light
-
     from toolroute.experiments.arms import parse_arms  # loaded when rows are counted: the declarations stay import-light
-    from toolroute.experiments.ragas_eval import arm_items  # loaded when rows are counted: the declarations stay import-light
+    from toolroute.experiments.ragas_eval import arm_items, build_items  # loaded when rows are counted: the declarations stay import-light
 
     items = build_items(values["scenario_ids"], values["rag_ids"], values["rag_limit"], values["query_split"],
                         values["query_limit"])

@@ -2,8 +2,8 @@
 option changed, measured on the dev tasks only, so that an option is adopted only when it wins there.
 
 The arms (`OPTION_ARMS`): `baseline` (the defaults), `constrained` (`constrained_calls`: the reply is
-sampled under the bound tools' grammar), `lines` (`tool_result_format="lines"`), `constrained+lines`, `grounded` (`retry_ungrounded`: a call that
-did not succeed runs again without the arguments the conversation never gave).
+sampled under the bound tools' grammar), `lines` (`tool_result_format="lines"`), `constrained+lines`,
+`grounded` (`retry_ungrounded`: a failed call runs again without the arguments nobody gave).
 
 What is measured (neither 03 nor 04 has a dev/test split of tasks or scenarios; this fixed rule makes one,
 and the rest stays for test):

@@ -390,11 +390,11 @@ def run_arms(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Seq
 ITEM_KINDS = ("scenario", "rag", "query")
 
 
-def arm_items(arm: Arm, items: Sequence[EvalItem], top_k: int, arm_kinds: Sequence[str] | None = None,
-              ceiling_kinds: Sequence[str] | None = None) -> list[EvalItem]:
+def arm_items(arm: Arm, items: Sequence[EvalItem], top_k: int, arm_kinds: Sequence[str] | str | None = None,
+              ceiling_kinds: Sequence[str] | str | None = None) -> list[EvalItem]:
     """The items `arm` runs: the ceiling arm only those with gold calls to replay, of `ceiling_kinds`
     (None: as `arm_kinds`); every other arm but the agent as it runs (`routed@top_k`) those of `arm_kinds`
-    (None: every kind). The parameters as given; a bad kind is a ValueError naming its parameter."""
+    (None: every kind). Both are 04's parameters (`check_arm_kinds`: a bad kind is a ValueError)."""
     kinds = check_arm_kinds(arm_kinds)
     if arm.kind == "gold_replay" and ceiling_kinds is not None:
         kinds = check_arm_kinds(ceiling_kinds, "ceiling_kinds")
