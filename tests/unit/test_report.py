@@ -462,3 +462,12 @@ def test_the_arms_table_puts_each_value_beside_its_ci_and_leaves_out_the_mixed_p
     assert list(view["prompt_tokens [95% CI]"]) == ["2,000", "800", "–"]
     assert view.attrs["caption"].startswith("The agent arms: rates with Wilson 95% intervals")
     assert report.arm_view(None) == []
+
+
+def test_the_best_consultation_is_the_one_with_most_turns_passed_not_the_first_of_a_tie():
+    from toolroute.experiments.findings import best_consultation
+
+    table = pd.DataFrame({"conversation": ["S1", "S2", "S9"], "tool_call_accuracy": [0.25, 0.0, 0.25],
+                          "fact_presence": [0.12, 0.9, 0.75], "pass_rate": [0.0, 0.25, 0.5]})
+    assert best_consultation(table)["conversation"] == "S9"
+    assert best_consultation(table.drop(columns=["pass_rate"]))["conversation"] == "S9"  # then facts break the tie

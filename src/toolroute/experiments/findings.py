@@ -379,6 +379,14 @@ def _turn_outcomes_clause(run: Any, top_k: int) -> str:
             "; the failing turn by the lever that lost it: ") + ", ".join(parts)
 
 
+def best_consultation(by_scenario: pd.DataFrame) -> pd.Series:
+    """The consultation with the most turns passed, then the highest tool-call accuracy, then facts: on
+    tool-call accuracy alone, ties (common: it moves in quarters) fell to the first name in order."""
+    keys = [k for k in ("pass_rate", "tool_call_accuracy", "fact_presence") if k in by_scenario.columns]
+    ranked = by_scenario.sort_values(keys, ascending=False, kind="stable", na_position="last")
+    return ranked.iloc[0]
+
+
 def zero_consultations(by_scenario: pd.DataFrame) -> list[str]:
     """Consultations whose tool-call accuracy and fact presence are both 0."""
     zero = by_scenario[(by_scenario["tool_call_accuracy"] == 0) & (by_scenario["fact_presence"] == 0)]
@@ -404,10 +412,12 @@ def ragas(run: Any) -> list[str]:
     by_scenario = run.table(RAGAS_EVAL.notebook, "by_scenario")
     if by_scenario is not None and len(by_scenario):
         sc = agent_rows(by_scenario, top_k)
-        best = sc.loc[sc["tool_call_accuracy"].idxmax()]
+        best = best_consultation(sc)
         zero = zero_consultations(sc)
+        passed = (f", {int(best['passed'])} of {int(best['turns'])} turns passed"
+                  if "passed" in best.index and pd.notna(best["passed"]) else "")
         out.append(f"Per consultation the best is {best['conversation']} (tool-call accuracy "
-                   f"{best['tool_call_accuracy']:.2f}, facts {best['fact_presence']:.2f}); {len(zero)} of {len(sc)} "
+                   f"{best['tool_call_accuracy']:.2f}, facts {best['fact_presence']:.2f}{passed}); {len(zero)} of {len(sc)} "
                    f"consultations score 0 on both" + (f" ({', '.join(zero)})." if zero else "."))
     rag = rag_routing(run, top_k)
     if rag is not None and rag[0]:

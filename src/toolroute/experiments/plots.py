@@ -576,6 +576,22 @@ def cost_plot(frame: pd.DataFrame, path: str | Path | None = None, title: str = 
     return _save(fig, path)
 
 
+def same_items(pool: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The rows of a per-arm table (`by_arm.csv`, one pool of items) whose arm ran every item of the pool
+    (the most runs, per model when there is a `model` column), and a note naming those left out with their
+    runs: 04's ceiling replays only the items with gold calls, on the test queries the no-call ones, where
+    it is complete by construction; drawn beside the other arms it would read as a ceiling over all of
+    them. Used by 04's notebook and `redraw`."""
+    if pool.empty:
+        return pool, ""
+    most = pool.groupby("model")["runs"].transform("max") if "model" in pool.columns else pool["runs"].max()
+    full = pool["runs"] == most
+    several = "model" in pool.columns and pool["model"].nunique() > 1
+    left = [f"{r.arm}{f' · {r.model}' if several else ''} ({int(r.runs)} of {int(m)})"
+            for r, m in zip(pool[~full].itertuples(), pd.Series(most, index=pool.index)[~full])]
+    return pool[full], ("; left out, run on fewer items: " + ", ".join(left)) if left else ""
+
+
 def arm_cost_plot(table: pd.DataFrame, path: str | Path | None = None, title: str = "",
                   rate: str = "completion", count: str = "completed", cost: str = "total_tokens"):
     """Token cost against accuracy per arm (`arms.arm_table` rows: `arm`, `runs`, the `count` of successes,

@@ -129,22 +129,6 @@ def redraw_step_limits(run: Path) -> dict[str, str]:
     return done
 
 
-def same_items(pool: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """The rows of a per-arm table (`by_arm.csv`, one pool of items) whose arm ran every item of the pool
-    (the most runs, per model when there is a `model` column), and a note naming those left out with their
-    runs: 04's ceiling replays only the items with gold calls, on the test queries the no-call ones, where
-    it is complete by construction; drawn beside the other arms it would read as a ceiling over all of
-    them. Used by 04's figure and its redraw."""
-    if pool.empty:
-        return pool, ""
-    most = pool.groupby("model")["runs"].transform("max") if "model" in pool.columns else pool["runs"].max()
-    full = pool["runs"] == most
-    several = "model" in pool.columns and pool["model"].nunique() > 1
-    left = [f"{r.arm}{f' · {r.model}' if several else ''} ({int(r.runs)} of {int(m)})"
-            for r, m in zip(pool[~full].itertuples(), pd.Series(most, index=pool.index)[~full])]
-    return pool[full], ("; left out, run on fewer items: " + ", ".join(left)) if left else ""
-
-
 def redraw_ragas(run: Path) -> dict[str, str]:
     folder, done = run / "04_ragas_eval", {}
     if (folder / "scores.csv").is_file():
@@ -156,7 +140,7 @@ def redraw_ragas(run: Path) -> dict[str, str]:
         by_arm = pd.read_csv(folder / "by_arm.csv")
         if kinds is None or len(kinds) == 1:  # the pool every arm ran: all items, or the one kind of arm_kinds
             pool = "all" if kinds is None else kinds[0]
-            rows, note = same_items(by_arm[by_arm["kind"] == pool])
+            rows, note = plots.same_items(by_arm[by_arm["kind"] == pool])
             plots.arm_cost_plot(rows, folder / "arms_cost.png",
                                 title="Token cost vs completion per arm — " +
                                 ("every item pooled" if kinds is None else f"the {pool} items the arms ran") + note)
