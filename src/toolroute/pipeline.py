@@ -430,6 +430,24 @@ def stop_leftovers(before: set[int], timeout: float = 10.0) -> list[str]:
     return names
 
 
+def earlier_attempts_seconds(previous: dict | None, key: str, outputs: Path) -> float:
+    """Seconds the unfinished attempts of this notebook with the same parameters took before this one, so
+    that a run resumed from its checkpoints still tells (and `estimates` uses) what the whole took. An
+    attempt that was interrupted or failed recorded its seconds; one that was killed (status still
+    `running`) is counted from its start to the newest file it left in its output folder."""
+    if not previous or previous.get("params_digest") != key or previous.get("status") == "ok":
+        return 0.0
+    before = float(previous.get("earlier_attempts_seconds") or 0.0)
+    if previous.get("seconds") is not None:
+        return round(before + float(previous["seconds"]), 1)
+    try:
+        started = datetime.fromisoformat(previous["started"]).timestamp()
+        newest = max(p.stat().st_mtime for p in outputs.rglob("*") if p.is_file())
+    except (KeyError, ValueError, OSError):  # no start, or nothing left behind: nothing to count
+        return round(before, 1)
+    return round(before + max(0.0, newest - started), 1)
+
+
 def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: bool = False,
                  runs_root: str | Path | None = None, notebooks_dir: str | Path | None = None,
                  stream_output: bool = False, only: Sequence[str] | None = None) -> Path:
@@ -489,6 +507,9 @@ def run_pipeline(params_path: str | Path, run_id: str | None = None, resume: boo
         entry = {"parameters": given, "params_digest": key, "status": "running", "git_commit": _git_commit(),
                  "cpu": manifest["cpu"], "expected_seconds": None if expected is None else round(expected, 1),
                  "started": datetime.now(timezone.utc).isoformat()}
+        earlier = earlier_attempts_seconds(manifest["notebooks"].get(name), key, run_dir / name)
+        if earlier:  # a resumed notebook's `seconds` is its last attempt: the ones before it are kept beside
+            entry["earlier_attempts_seconds"] = earlier
         manifest["notebooks"][name] = entry
         manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
         running_before = descendant_pids()

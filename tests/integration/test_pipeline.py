@@ -220,10 +220,10 @@ def test_every_notebook_of_the_quick_set_has_an_estimate_within_20_minutes():
     assert sum(e.seconds for e in estimates.values()) <= 20 * 60
     llm = ["03_step_limits", "04_ragas_eval", "06_card_improvement"]
     # scaled from the reference by rows, or given in the file where the reference's time is not a fresh
-    # run's (06 of 6 December replayed its saved replies; quick.yaml says how its figure was obtained)
+    # run's (06 of 6 December replayed its saved replies; 03 and 04 resumed from checkpoints, so their
+    # manifest keeps only the last attempt; quick.yaml says how each figure was obtained)
     assert all("scaled to" in estimates[n].source or estimates[n].source == "the parameter file's expected_seconds"
                for n in llm)
-    assert "scaled to" in estimates["03_step_limits"].source and "scaled to" in estimates["04_ragas_eval"].source
     assert sum(estimates[n].seconds for n in llm) <= 12.5 * 60
 
 

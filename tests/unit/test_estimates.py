@@ -89,3 +89,30 @@ def test_a_starting_notebook_says_until_when_it_should_run():
     assert start_line("03_step_limits", 9618, now) == "[03_step_limits] running … (about 2 h 40 min, until about 13:37)"
     assert start_line("04_ragas_eval", 14 * 3600, now).endswith("until about Mon 00:57)")  # the next day named
     assert start_line("scratch", None, now) == "[scratch] running … (no estimate)"
+
+
+def test_a_resumed_notebook_counts_its_earlier_attempts():
+    """The reference's 03 and 04 ran in several attempts from their checkpoints: the last attempt's seconds
+    alone would make the next full run look three times shorter than it is."""
+    resumed = {"03_step_limits": {**REFERENCE["03_step_limits"], "seconds": 2000.0, "earlier_attempts_seconds": 3230.0}}
+    assert estimate("03_step_limits", {"caps": [1, 2, 3, 4, 6]}, STEP_DEFAULTS, reference=resumed).seconds == 5230
+
+
+def test_earlier_attempts_are_read_from_what_they_recorded_or_left_behind(tmp_path):
+    import os
+
+    from toolroute.pipeline import earlier_attempts_seconds
+
+    assert earlier_attempts_seconds(None, "k", tmp_path) == 0.0
+    assert earlier_attempts_seconds({"params_digest": "k", "status": "ok", "seconds": 9}, "k", tmp_path) == 0.0
+    assert earlier_attempts_seconds({"params_digest": "other", "status": "failed", "seconds": 9}, "k", tmp_path) == 0.0
+    interrupted = {"params_digest": "k", "status": "interrupted", "seconds": 100.0, "earlier_attempts_seconds": 50.0}
+    assert earlier_attempts_seconds(interrupted, "k", tmp_path) == 150.0
+    # killed: still "running", no seconds; counted from its start to the newest file it left
+    started = datetime(2026, 12, 6, 13, 0, 0).astimezone()
+    left = tmp_path / "runs.partial.jsonl"
+    left.write_text("{}\n")
+    os.utime(left, (started.timestamp() + 600, started.timestamp() + 600))
+    killed = {"params_digest": "k", "status": "running", "started": started.isoformat()}
+    assert earlier_attempts_seconds(killed, "k", tmp_path) == 600.0
+    assert earlier_attempts_seconds(killed, "k", tmp_path / "nothing") == 0.0

@@ -57,7 +57,8 @@ def estimate(name: str, given: dict, defaults: dict, expected_seconds: float | N
     done = (reference if reference is not None else reference_run()).get(name)
     if not done or done.get("status") != "ok" or not done.get("seconds"):
         return Estimate(name, None, "no estimate: not in the reference run")
-    seconds = float(done["seconds"])
+    # a notebook resumed from its checkpoints: the attempts before the last one count too
+    seconds = float(done["seconds"]) + float(done.get("earlier_attempts_seconds") or 0.0)
     reference_given = _without_output_dir(done.get("parameters", {}))
     same = _without_output_dir(given) == reference_given
     experiment = declared.find(name)
