@@ -432,3 +432,22 @@ def test_the_03_estimate_counts_the_runs_of_every_arm():
     base = {"domains": ["threat"], "caps": [1, 3], "top_ks": [5], "task_ids": None, "llms": [{"name": "embedded"}]}
     plain = declared.STEP_LIMITS.rows(base)
     assert plain > 0 and declared.STEP_LIMITS.rows({**base, "arms": ["routed", "oracle", "gold_replay"]}) == 3 * plain
+
+
+def test_an_endpoint_is_not_held_to_the_embedded_models_context():
+    """The context check is the embedded model's: an OpenAI-compatible endpoint (often 32k tokens or more)
+    gets every arm sent, all tools included; the embedded model and the replay stand-in keep the check."""
+    from types import SimpleNamespace
+
+    from toolroute.experiments.arms import ContextBudget, budget_for
+
+    llm = _arm_llm()
+    budget = ContextBudget(limit=400, count=lambda messages, schemas: 100 + 50 * len(schemas), reserve=100)
+    endpoint = SimpleNamespace(name="m", tag="m", chat=llm, max_concurrency=1, run_seconds=None,
+                               config=SimpleNamespace(embedded=False))
+    runs = ragas_eval.run_arms([endpoint], _arm_agent, _arm_items(), ["all_tools"], top_k=3, budget=budget,
+                               progress=False)
+    assert not runs["over_context"].any()
+    embedded = SimpleNamespace(config=SimpleNamespace(embedded=True))
+    assert budget_for(embedded, budget) is budget and budget_for(SimpleNamespace(), budget) is budget
+    assert budget_for(endpoint, budget) is None

@@ -135,6 +135,14 @@ def embedded_budget(arms: Sequence[Arm], limit: int | None, reserve: int = 512) 
     return ContextBudget(limit=int(limit), count=PromptCounter().count, reserve=reserve)
 
 
+def budget_for(model: Any, budget: ContextBudget | None) -> ContextBudget | None:
+    """`budget` (the embedded model's context) for the embedded model, None for an OpenAI-compatible endpoint:
+    its context is not the embedded one's, so all its arms are sent and a prompt it cannot take comes back
+    as that turn's error. A model whose config is unknown (the replay stand-in) keeps the budget."""
+    config = getattr(model, "config", None)
+    return None if config is not None and not getattr(config, "embedded", True) else budget
+
+
 def over_context_error(tokens: int, budget: ContextBudget) -> str:
     return (f"over context: the first prompt has {tokens} tokens, {budget.limit} - {budget.reserve} "
             "(reply) allowed; not sent")

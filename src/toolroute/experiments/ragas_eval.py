@@ -69,7 +69,7 @@ from toolroute.config import llm_limits
 from toolroute.llm.retry import AsyncRetryOnBusy
 import httpx
 from toolroute.embeddings import get_embedder
-from toolroute.experiments.arms import Arm, ContextBudget, arm_table, ask_arm, parse_arms
+from toolroute.experiments.arms import Arm, ContextBudget, arm_table, ask_arm, budget_for, parse_arms
 from toolroute.experiments.agent_eval import fact_in, forbidden_phrases, known_context, reasked_facts
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
@@ -379,7 +379,7 @@ def run_arms(models: Sequence[Any], make_agent: Callable[[Any], Any], items: Seq
                 continue
             part = run_items(agent, chosen, progress=progress, checkpoint=checkpoint,
                              checkpoint_tag=f"{model.tag}|{tag}|arm={arm.name}", max_concurrency=model.max_concurrency,
-                             arm=arm, budget=budget)
+                             arm=arm, budget=budget_for(model, budget))
             part.insert(0, "arm", part.pop("arm"))
             part.insert(0, "model", model.name)
             parts.append(part)

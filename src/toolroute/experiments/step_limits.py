@@ -59,7 +59,7 @@ from tqdm.auto import tqdm
 from toolroute.experiments.checkpoint import RowCheckpoint
 from toolroute.experiments.pool import OrderedTickets, check_concurrency, run_in_order
 from toolroute.llm import chat_model
-from toolroute.experiments.arms import NOT_ROUTED, Arm, ContextBudget, arm_table, ask_arm, parse_arms
+from toolroute.experiments.arms import NOT_ROUTED, Arm, ContextBudget, arm_table, ask_arm, budget_for, parse_arms
 
 AgentFactory = Callable[[str, int], Any]  # (domain, top_k) -> toolroute.agent.Agent
 
@@ -369,6 +369,8 @@ def run_models(models: Sequence[Any], domains: Sequence[str] | str, caps: Sequen
     parts = []
     for model in models:
         start = time.perf_counter()
+        if "budget" in kwargs:  # the embedded model's context: an endpoint's arms are all sent
+            kwargs = {**kwargs, "budget": budget_for(model, kwargs["budget"])}
         part = run_step_limits(domains, caps, top_ks, llm=model.chat, checkpoint=checkpoint,
                                checkpoint_tag=f"{model.tag}|code={code}", max_concurrency=model.max_concurrency,
                                **kwargs)
