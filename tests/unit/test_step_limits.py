@@ -379,3 +379,17 @@ def test_agent_options_reach_the_agent_and_the_checkpoint_tag(tmp_path, monkeypa
         run_step_limits(["threat"], [1], task_ids=["th04"], progress=False, agent_factory=factory_with(gold_policy, built),
                         checkpoint=path, checkpoint_tag="m", agent_options=options)
     assert len(built) == 2  # the default value given is the default run (reused); another value runs again
+
+
+def test_each_model_gets_its_own_context_budget(monkeypatch):
+    """An endpoint listed first must not take the embedded model's context check away from the next one."""
+    from types import SimpleNamespace
+
+    seen = []
+    monkeypatch.setattr(step_limits, "run_step_limits",
+                        lambda *a, budget=None, **k: seen.append(budget) or pd.DataFrame([{"task_id": "t"}]))
+    endpoint = SimpleNamespace(name="e", tag="e", chat=None, max_concurrency=1, config=SimpleNamespace(embedded=False))
+    embedded = SimpleNamespace(name="m", tag="m", chat=None, max_concurrency=1, config=SimpleNamespace(embedded=True))
+    budget = object()
+    step_limits.run_models([endpoint, embedded], ["threat"], [1], budget=budget)
+    assert seen == [None, budget]

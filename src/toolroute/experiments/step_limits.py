@@ -366,14 +366,13 @@ def run_models(models: Sequence[Any], domains: Sequence[str] | str, caps: Sequen
     """`run_step_limits` for each model of the notebook (`select_llms`), one after the other, each with
     its own `max_concurrency` and checkpoint tag (the model's tag and the `code` digest); the rows of
     all, `model` (the model's name in `llms`) first. Each model's wall seconds go to its `run_seconds`."""
+    budget = kwargs.pop("budget", None)  # the embedded model's context: an endpoint's arms are all sent
     parts = []
     for model in models:
         start = time.perf_counter()
-        if "budget" in kwargs:  # the embedded model's context: an endpoint's arms are all sent
-            kwargs = {**kwargs, "budget": budget_for(model, kwargs["budget"])}
         part = run_step_limits(domains, caps, top_ks, llm=model.chat, checkpoint=checkpoint,
                                checkpoint_tag=f"{model.tag}|code={code}", max_concurrency=model.max_concurrency,
-                               **kwargs)
+                               budget=budget_for(model, budget), **kwargs)
         model.run_seconds = round(time.perf_counter() - start, 1)
         part.insert(0, "model", model.name)
         parts.append(part)
