@@ -32,7 +32,9 @@ class ScriptedLLM(BaseChatModel):
             raise item
         if callable(item):
             item = item(messages, tools)
-        if isinstance(item, str):
+        if isinstance(item, AIMessage):
+            message = item
+        elif isinstance(item, str):
             message = AIMessage(item, usage_metadata={"input_tokens": 100, "output_tokens": 10, "total_tokens": 110})
         else:
             name, args = item

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 from toolroute.cards import CatalogError
-from toolroute.config import ChromaUnavailable, toolcards_dir
+from toolroute.config import ChromaUnavailable, mcp_token, toolcards_dir
 from toolroute.embeddings import offline_env
+from toolroute.plugins import default_domain, domain_names
 from toolroute.queries import QueryFileError
 
 
@@ -361,7 +362,9 @@ def cmd_mcp(args) -> int:
     from toolroute.serve.mcp import serve  # loaded per command: `toolroute --help` stays fast
 
     args.catalog = args.catalog or str(toolcards_dir(args.domain))
-    serve(args.domain, args.transport, host=args.host, port=args.port, router_config=_router_config(args))
+    # HTTP without a usable token raises `UnsafeStart` (a ValueError: exit 2 naming the variable) before anything loads
+    serve(args.domain, args.transport, host=args.host, port=args.port, router_config=_router_config(args),
+          token=mcp_token(args.token_env), no_token=args.no_token, routed=args.routed)
     return 0
 
 
@@ -482,9 +485,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mcp", help="serve route_tools, the domain's tools, ToolCards and prompts over MCP")
     p.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio",
                    help="stdio (Claude Desktop, Cursor; default), http (streamable HTTP at /mcp) or sse (older clients, /sse)")
-    p.add_argument("--domain", choices=["insurance", "threat", "plant"], default="insurance")
+    p.add_argument("--domain", choices=domain_names(), default=default_domain())
     p.add_argument("--host", default="127.0.0.1", help="http/sse only; default 127.0.0.1 (this machine only)")
     p.add_argument("--port", type=int, default=8765, help="http/sse only")
+    p.add_argument("--token-env", default="TOOLROUTE_MCP_TOKEN", metavar="NAME",
+                   help="http/sse: the environment variable holding the bearer token every request must send "
+                        "(default TOOLROUTE_MCP_TOKEN; at least 16 characters)")
+    p.add_argument("--no-token", action="store_true",
+                   help="http/sse on a loopback host only: serve without a token (any local process can call the tools)")
+    p.add_argument("--routed", action="store_true",
+                   help="routed mode: every other tool call must pass the `route` of a route_tools answer "
+                        "that returned its tool (k ≤ 5)")
     _add_router_options(p)
     p.set_defaults(func=cmd_mcp, catalog=None)
 
@@ -503,8 +514,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("serve", help="serve the agent: chat page at /, REST + SSE at /api/chat, OpenAPI at /docs")
-    p.add_argument("--domain", choices=["insurance", "threat", "plant"], default="insurance")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    p.add_argument("--domain", choices=domain_names(), default=default_domain())
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default: loopback only); requests must name it or a loopback name in their "
+                        "Host header (with 0.0.0.0 or ::, the names listed in TOOLROUTE_ALLOWED_HOSTS); others get 421")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--memory", default=None, help="the SQLite file of the conversations (default: <data dir>/memory/<domain>.sqlite)")
     p.add_argument("--e5-threads", default="auto",

@@ -29,11 +29,16 @@ SETTINGS = (
     Setting("TOOLROUTE_LLM_READ_TIMEOUT", "120", "seconds to wait for the LLM's answer"),
     Setting("TOOLROUTE_LLM_RETRIES", "1", "retries of an LLM request answered 429 or 5xx (never of a timeout)"),
     Setting("TOOLROUTE_ADMIN_TOKEN", "(unset: card writes disabled)", "the token every write to the catalogue needs (served API)"),
+    Setting("TOOLROUTE_MCP_TOKEN", "(unset: http/sse start only with --no-token, on loopback)", "`toolroute mcp`: the bearer token every HTTP/SSE request needs (`--token-env` names another variable)"),
     Setting("TOOLROUTE_MAX_TURN_CHARS", "4000", "the longest user turn in a conversation (longer: refused, naming the limit)"),
     Setting("TOOLROUTE_MAX_QUERY_CHARS", "20000", "the longest query the router takes (eval files, the CLI, the API)"),
     Setting("TOOLROUTE_MAX_CARD_CHARS", "4000", "the longest card field (purpose, or one example / line / tag)"),
     Setting("TOOLROUTE_MAX_CONCURRENT_TURNS", "4", "`toolroute serve`: turns run at once (the next one gets 429 with Retry-After)"),
     Setting("TOOLROUTE_TURN_TIMEOUT", "300", "`toolroute serve`: seconds one turn may take before it is stopped"),
+    Setting("TOOLROUTE_ALLOWED_HOSTS", "(unset: loopback and the `--host` name)", "`toolroute serve`: more `Host` names the server answers for, comma-separated (any other: 421)"),
+    Setting("TOOLROUTE_MAX_BODY_BYTES", "65536", "`toolroute serve`: the largest request body, counted as it is read, chunked or not (larger: 413)"),
+    Setting("TOOLROUTE_MAX_EDIT_CHARS", "4000", "`toolroute serve`: the largest pending card edit `/api/eval` measures, all its fields together (larger: 413 naming the field)"),
+    Setting("TOOLROUTE_MAX_EVAL_QUERIES", "1000", "`toolroute serve`: the most queries one `/api/eval` or `/api/proposals` routes (a larger split: 413)"),
 )
 
 
@@ -119,12 +124,12 @@ def llm_endpoint(base_url: str = "", model: str = "") -> Endpoint | None:
     return Endpoint(base_url, model or _env("TOOLROUTE_LLM_MODEL") or "default", key)
 
 
-def _positive_int(name: str, default: int) -> int:
+def _positive_int(name: str, default: int, unit: str = "characters") -> int:
     raw = _env(name).strip()
     if not raw:
         return default
     if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{name}={raw!r}: expected a positive whole number of characters")
+        raise ValueError(f"{name}={raw!r}: expected a positive whole number of {unit}")
     return int(raw)
 
 
@@ -138,6 +143,23 @@ def max_query_chars() -> int:
 
 def max_card_chars() -> int:
     return _positive_int("TOOLROUTE_MAX_CARD_CHARS", 4000)
+
+
+def max_body_bytes() -> int:
+    return _positive_int("TOOLROUTE_MAX_BODY_BYTES", 64 * 1024, "bytes")
+
+
+def max_edit_chars() -> int:
+    return _positive_int("TOOLROUTE_MAX_EDIT_CHARS", 4000)
+
+
+def max_eval_queries() -> int:
+    return _positive_int("TOOLROUTE_MAX_EVAL_QUERIES", 1000, "queries")
+
+
+def allowed_hosts() -> tuple[str, ...]:
+    """Host names the served app answers for besides loopback and the address it was bound to."""
+    return tuple(name.strip() for name in _env("TOOLROUTE_ALLOWED_HOSTS").split(",") if name.strip())
 
 
 def max_concurrent_turns() -> int:
@@ -185,6 +207,13 @@ def llm_limits() -> LLMLimits:
 def admin_token() -> str | None:
     """The token a card write over HTTP must present; None disables writes."""
     return _env("TOOLROUTE_ADMIN_TOKEN").strip() or None
+
+
+def mcp_token(variable: str = "TOOLROUTE_MCP_TOKEN") -> str | None:
+    """The bearer token `toolroute mcp` requires on its HTTP transports, read from `variable` (the
+    `--token-env` option; a token on the command line would show in `ps`); None when unset."""
+    raw = _env(variable) if variable == "TOOLROUTE_MCP_TOKEN" else os.environ.get(variable, "")
+    return raw.strip() or None
 
 
 def omp_defaults_enabled() -> bool:

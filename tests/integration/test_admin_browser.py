@@ -135,7 +135,9 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             page.click("#eval")
             n_dev = len(queries_path("insurance", "dev").read_text(encoding="utf-8").splitlines())
             expect(page.locator("#eval-msg")).to_contain_text(f"dev 분할 질문 {n_dev}개, k=5")
-            first = httpx.post(f"{admin_page}/api/eval", json={"split": "dev", "k": 5}, timeout=15).json()
+            assert httpx.post(f"{admin_page}/api/eval", json={"split": "dev", "k": 5}, timeout=15).status_code == 401
+            first = httpx.post(f"{admin_page}/api/eval", json={"split": "dev", "k": 5}, timeout=15,
+                               headers={"Authorization": f"Bearer {TOKEN}"}).json()  # the page sent its token
             metrics = page.locator("#eval-result table.metrics")
             expect(metrics.locator("tr")).to_have_count(2)
             expect(metrics).to_contain_text("Recall@5")

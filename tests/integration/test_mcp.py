@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -133,14 +134,21 @@ def test_route_tools_ranks_and_decides(served):
 
 
 def test_premium_estimate_runs_the_real_tool(served):
+    """The same result as calling the tool directly, but for the product code: a handle (issue 37)."""
     from toolroute.domains.insurance.tools import build_tools
 
     is_error, text = served["premium"]
     assert not is_error, text
     direct = {t.name: t for t in build_tools()}["premium_estimate"].invoke(
         {"product": "첫날부터암보험", "age": 45, "sex": "여성"})
-    assert json.loads(text) == json.loads(json.dumps(direct, ensure_ascii=False, default=str))
+    served_result = json.loads(text)
     assert direct["status"] == "ok" and direct["monthly_premium"] > 0
+    assert set(served_result) == set(direct)
+    for key, value in direct.items():
+        if key.endswith("_code"):
+            assert re.fullmatch(r"product_[a-z]{12}", served_result[key]) and value not in text
+        elif isinstance(value, (int, float)):
+            assert served_result[key] == value, key
 
 
 def test_bad_calls_are_tool_errors_and_the_server_goes_on(served):
@@ -159,21 +167,24 @@ def test_reads_a_card_the_products_and_the_terms(served):
     card = json.loads(served["card"])
     assert card["name"] == "premium_estimate" and card["purpose"] and card["when_to_use"]
     products = json.loads(served["products"])
-    assert len(products) == 12 and products[0]["code"] == "B001"
+    assert len(products) == 12 and re.fullmatch(r"ref_[a-z]{12}", products[0]["code"])
+    assert not re.search(r"B0\d\d", served["products"] + served["product_b003"]), "product codes are handles"
     assert json.loads(served["product_b003"])["name"] == "든든한실버치아보험"
     toc = json.loads(served["toc"])
     assert toc["chapters"][0]["chapter"].startswith("제1관")
     assert any(a.startswith("제1조") for a in toc["chapters"][0]["articles"])
-    assert served["product_bad"] and "B999" in served["product_bad"]
+    assert served["product_bad"] and "no such product" in served["product_bad"]
 
 
 def test_prompts_render_the_flow_for_the_customer(served):
+    """The customer appears as a masked name and a handle (issue 37); `customer_id` also takes a real id."""
     default = served["prompt_default"].messages[0].content.text
-    assert "김민수 (C0001" in default and "1단계" in default and "customer_contract_lookup" in default
+    assert re.search(r"김\*수 \(customer_[a-z]{12}, ", default) and "1단계" in default
+    assert "customer_contract_lookup" in default and "C0001" not in default and "김민수" not in default
     other = served["prompt_other"].messages[0].content.text
-    assert "윤지은 (C0002" in other and "김민수" not in other
+    assert re.search(r"윤\*은 \(customer_[a-z]{12}, ", other) and "김*수" not in other and "C0002" not in other
     assert "52세 남성 버스기사" in served["prompt_free"].messages[0].content.text
-    assert served["prompt_bad"] and "C9999" in served["prompt_bad"]
+    assert served["prompt_bad"] and "no such customer" in served["prompt_bad"]
 
 
 def test_a_failing_domain_tool_is_a_tool_error_naming_it():
@@ -224,23 +235,35 @@ def test_http_transports_on_loopback(tmp_path, transport):
     from mcp.client.sse import sse_client
     from mcp.client.streamable_http import streamable_http_client
 
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
     port = _free_port()
+    token = "loopback-test-token-0123456789"
+    headers = {"Authorization": f"Bearer {token}"}
     log = (tmp_path / "server.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "toolroute.cli", "mcp", "--transport", transport, "--port", str(port),
-                             "--arm", "bm25"], env={**os.environ, **_env(tmp_path)}, stdout=log, stderr=subprocess.STDOUT)
-    def connect():
+                             "--arm", "bm25", "--token-env", "MCP_TEST_TOKEN"],
+                            env={**os.environ, **_env(tmp_path), "MCP_TEST_TOKEN": token}, stdout=log,
+                            stderr=subprocess.STDOUT)
+
+    async def list_tools(read, write) -> list[str]:
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            return [t.name for t in (await session.list_tools()).tools]
+
+    async def connect_and_list() -> list[str]:
         if transport == "http":
-            return streamable_http_client(f"http://127.0.0.1:{port}/mcp")
-        return sse_client(f"http://127.0.0.1:{port}/sse")
+            async with create_mcp_http_client(headers=headers) as http:
+                async with streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write, *_):
+                    return await list_tools(read, write)
+        async with sse_client(f"http://127.0.0.1:{port}/sse", headers=headers) as (read, write, *_):
+            return await list_tools(read, write)
 
     async def exchange() -> list[str]:
         deadline = time.time() + 120
         while True:
             try:
-                async with connect() as (read, write, *_):
-                    async with ClientSession(read, write) as session:
-                        await session.initialize()
-                        return [t.name for t in (await session.list_tools()).tools]
+                return await connect_and_list()
             except Exception:
                 if proc.poll() is not None or time.time() > deadline:
                     raise

@@ -11,7 +11,7 @@ TOKEN = "s3cret-admin-token-9f8a"
 def test_the_dashboard_is_html_without_the_admin_token(monkeypatch):
     monkeypatch.setenv("TOOLROUTE_ADMIN_TOKEN", TOKEN)
     app = create_app(agent_factory=lambda llm: None, llm=object())
-    client = TestClient(app)  # no lifespan: the page needs no agent
+    client = TestClient(app, base_url="http://127.0.0.1")  # no lifespan: the page needs no agent
     page = client.get("/admin/tools")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert page.headers["cache-control"] == "no-store"

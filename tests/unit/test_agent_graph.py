@@ -260,7 +260,7 @@ def test_every_pack_loads_and_validates(domain):
 
 
 def test_unknown_pack_is_a_clear_error():
-    with pytest.raises(ValueError, match="unknown domain pack 'space'"):
+    with pytest.raises(ValueError, match="unknown domain 'space'; one of insurance"):
         load_pack("space")
 
 

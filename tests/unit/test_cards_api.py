@@ -158,6 +158,20 @@ def test_an_unregistration_survives_a_restart_and_register_brings_the_tool_back(
                                                                                        ("register", 1, 2)]
 
 
+def test_error_bodies_name_no_server_path(app, tmp_path):
+    client, ops = app
+    for answer in (client.get("/api/tools/weather_now/diff", params={"from": 0, "to": 99}),
+                   client.get("/api/tools/weather_now/diff", params={"from": -1}),
+                   client.post("/api/tools/weather_now/rollback", json={"to": 99}, headers={"If-Match": "0", **_auth()})):
+        assert answer.status_code == 400 and "versions run from 0 (the YAML) to 0" in answer.json()["detail"]
+        assert str(tmp_path) not in answer.text and "demo.json" not in answer.text
+    ops.store.path.parent.mkdir(parents=True, exist_ok=True)
+    ops.store.path.write_text("{ not json", encoding="utf-8")  # a damaged card store
+    broken = client.put("/api/tools/weather_now/card", json={"purpose": "현재 날씨"}, headers={"If-Match": "0", **_auth()})
+    assert broken.status_code == 503 and broken.json()["detail"].startswith("the card store cannot be read (error id ")
+    assert str(tmp_path) not in broken.text
+
+
 def test_two_edits_of_one_card_from_two_clients_one_wins_one_gets_409(app):
     client, ops = app
     codes, start = [], threading.Barrier(2)
@@ -205,9 +219,9 @@ def test_two_servers_on_one_card_store_cannot_both_win(app, chroma):
 # ----- the quick test: POST /api/eval --------------------------------------------------------------------
 
 
-def test_eval_reports_the_live_router_on_a_split_without_a_token(tuned):
+def test_eval_reports_the_live_router_on_a_split(tuned):
     client, _, target = tuned
-    report = client.post("/api/eval", json={"split": "tune", "k": 2}).json()
+    report = client.post("/api/eval", json={"split": "tune", "k": 2}, headers=_auth()).json()
     assert report["split"] == "tune" and report["n"] == 5 and report["after"] is None and report["paired"] is None
     assert set(report["before"]) == {"recall@2", "hit@1", "mrr", "no_call_accuracy"}
     assert report["before"]["hit@1"] == 0.75  # QUERY fails, the three card examples do not
@@ -218,17 +232,19 @@ def test_eval_reports_the_live_router_on_a_split_without_a_token(tuned):
     assert next(t for t in report["per_tool"] if t["tool"] == target)["recall"] <= 0.5  # QUERY missed at k=2
 
 
-def test_eval_refuses_unknown_splits_missing_files_and_pending_edits_on_test(tuned):
+def test_eval_refuses_unknown_splits_missing_files_and_pending_edits_on_test(tuned, tmp_path):
     client, *_ = tuned
-    bad = client.post("/api/eval", json={"split": "train"})
+    bad = client.post("/api/eval", json={"split": "train"}, headers=_auth())
     assert bad.status_code == 400 and all(s in bad.json()["detail"] for s in ("dev", "tune", "calib", "test"))
-    assert client.post("/api/eval", json={"split": "dev"}).status_code == 404  # no dev.jsonl here
-    assert client.post("/api/eval", json={"split": "tune", "k": 0}).status_code == 422
+    missing = client.post("/api/eval", json={"split": "dev"}, headers=_auth())
+    assert missing.status_code == 404 and "error id" in missing.json()["detail"]  # no dev.jsonl here
+    assert str(tmp_path) not in missing.text and "dev.jsonl" not in missing.text  # the path is in the log only
+    assert client.post("/api/eval", json={"split": "tune", "k": 0}, headers=_auth()).status_code == 422
     (tuned[1].queries_dir / "test.jsonl").write_text((tuned[1].queries_dir / "tune.jsonl").read_text(encoding="utf-8"),
                                                     encoding="utf-8")
-    assert client.post("/api/eval", json={"split": "test"}).status_code == 200  # measuring is allowed
+    assert client.post("/api/eval", json={"split": "test"}, headers=_auth()).status_code == 200  # measuring is allowed
     edit = {"tool": "bus_arrival", "changes": {"+when_to_use": "지하철 첫차 몇 시야"}}
-    refused = client.post("/api/eval", json={"split": "test", "edit": edit})
+    refused = client.post("/api/eval", json={"split": "test", "edit": edit}, headers=_auth())
     assert refused.status_code == 400 and "never on 'test'" in refused.json()["detail"]
 
 
@@ -236,7 +252,7 @@ def test_a_pending_edit_is_measured_on_a_copy_and_the_live_router_and_store_stay
     client, ops, target = tuned
     vectors, top1 = ops.vectors(), _top1(client)
     edit = {"tool": target, "changes": {"+when_to_use": [QUERY, "지하철 첫차 몇 시야"]}}
-    report = client.post("/api/eval", json={"split": "tune", "k": 2, "edit": edit}).json()
+    report = client.post("/api/eval", json={"split": "tune", "k": 2, "edit": edit}, headers=_auth()).json()
     assert report["before"]["hit@1"] == 0.75 and report["after"]["hit@1"] == 1.0
     assert report["paired"]["hit@1"]["diff"] == pytest.approx(0.25) and report["paired"]["hit@1"]["n"] == 4
     assert {"ci_low", "ci_high", "p_value"} <= set(report["paired"]["recall@2"])
@@ -244,10 +260,46 @@ def test_a_pending_edit_is_measured_on_a_copy_and_the_live_router_and_store_stay
     assert report["edit"]["diff"] == [f"{target}.when_to_use", f"  + {QUERY}", "  + 지하철 첫차 몇 시야"]
     assert _top1(client) == top1 and ops.vectors() == vectors and ops.store.head == 0  # nothing live changed
     assert not ops.audit_path.exists()
-    assert client.post("/api/eval", json={"split": "tune", "edit": {"tool": target, "changes": {"purpose": " "}}}
-                       ).status_code == 422
-    assert client.post("/api/eval", json={"split": "tune", "edit": {"tool": "nope", "changes": {"purpose": "x"}}}
-                       ).status_code == 404
+    assert client.post("/api/eval", json={"split": "tune", "edit": {"tool": target, "changes": {"purpose": " "}}},
+                       headers=_auth()).status_code == 422
+    assert client.post("/api/eval", json={"split": "tune", "edit": {"tool": "nope", "changes": {"purpose": "x"}}},
+                       headers=_auth()).status_code == 404
+
+
+def test_eval_and_proposals_need_the_admin_token(tuned, monkeypatch):
+    client, ops, target = tuned
+    ops.llm = FakeListChatModel(responses=["{}"])
+    edit = {"tool": target, "changes": {"+when_to_use": QUERY}}
+    for path, body in (("/api/eval", {"split": "tune"}), ("/api/eval", {"split": "tune", "edit": edit}),
+                       ("/api/proposals", {"split": "tune"})):
+        assert client.post(path, json=body).status_code == 401, path
+        assert client.post(path, json=body, headers=_auth("wrong")).status_code == 401, path
+        assert client.post(path, json={"split": 3, "k": "many"}).status_code == 401  # before the body is checked
+    monkeypatch.delenv("TOOLROUTE_ADMIN_TOKEN")
+    assert client.post("/api/eval", json={"split": "tune"}, headers=_auth()).status_code == 403
+
+
+def test_a_pending_edit_or_a_split_over_its_limit_is_413_naming_the_field_and_the_limit(tuned, monkeypatch):
+    client, ops, target = tuned
+    monkeypatch.setenv("TOOLROUTE_MAX_EDIT_CHARS", "100")
+    edit = {"tool": target, "changes": {"purpose": "버스", "+when_to_use": ["지하철 첫차 " * 10, "막차 " * 10]}}
+    refused = client.post("/api/eval", json={"split": "tune", "edit": edit}, headers=_auth())
+    assert refused.status_code == 413
+    assert refused.json()["detail"] == ("edit.changes.+when_to_use: the pending edit reaches 121 characters; "
+                                        "the limit is 100 (TOOLROUTE_MAX_EDIT_CHARS)")
+    lines = {"tool": target, "changes": {"+when_to_use": [f"{i}호선" for i in range(51)]}}
+    monkeypatch.setenv("TOOLROUTE_MAX_EDIT_CHARS", "4000")
+    refused = client.post("/api/eval", json={"split": "tune", "edit": lines}, headers=_auth())
+    assert refused.status_code == 413 and refused.json()["detail"].endswith("51 lines; the limit is 50")
+    many = {"tool": target, "changes": {f"+tags{i}": "x" for i in range(13)}}
+    assert client.post("/api/eval", json={"split": "tune", "edit": many}, headers=_auth()).status_code == 422
+    monkeypatch.setenv("TOOLROUTE_MAX_EVAL_QUERIES", "4")
+    refused = client.post("/api/eval", json={"split": "tune"}, headers=_auth())
+    assert refused.status_code == 413 and refused.json()["detail"] == (
+        "split 'tune' has 5 queries; an evaluation routes at most 4 (TOOLROUTE_MAX_EVAL_QUERIES)")
+    ops.llm = FakeListChatModel(responses=["{}"])
+    assert client.post("/api/proposals", json={"split": "tune"}, headers=_auth()).status_code == 413
+    assert not ops.eval_lock.locked() and ops.store.head == 0
 
 
 # ----- failure analysis: POST /api/proposals ------------------------------------------------------------
@@ -285,6 +337,22 @@ def test_a_broken_or_copied_proposal_is_skipped_with_its_reason(tuned):
     ops.llm = FakeListChatModel(responses=['{"tool": "weather_now", "field": "purpose", "line": "x"}'])
     [unrelated] = client.post("/api/proposals", json={"split": "tune"}, headers=_auth()).json()["proposals"]
     assert "neither the expected tool" in unrelated["skipped"] or "cannot be proposed" in unrelated["skipped"]
+
+
+def test_a_failed_llm_call_of_a_proposal_names_no_url_or_exception(tuned, caplog):
+    client, ops, _ = tuned
+
+    class Down:
+        def invoke(self, messages):
+            raise ConnectionError("connection refused by http://10.0.0.5:8000/v1/chat/completions")
+
+    ops.llm = Down()
+    report = client.post("/api/proposals", json={"split": "tune"}, headers=_auth())
+    assert report.status_code == 200
+    [proposal] = report.json()["proposals"]
+    assert proposal["skipped"].startswith("the LLM call failed (error id ")
+    assert "10.0.0.5" not in report.text and "ConnectionError" not in report.text
+    assert "10.0.0.5" in caplog.text  # the details are in the log
 
 
 def test_proposals_never_use_the_test_split_and_need_an_llm(tuned):
@@ -349,7 +417,8 @@ def test_a_module_reload_swaps_the_tools_code_and_a_broken_module_changes_nothin
     assert pack.tool("weather_now").invoke({"city": "서울"})["sky"] == "비 온 뒤 흐림"
     path.write_text("this is not python(", encoding="utf-8")
     failed = client.post("/api/tools/reload-module/demotools_mod", headers=_auth())
-    assert failed.status_code == 422 and "SyntaxError" in failed.json()["detail"]
+    assert failed.status_code == 422 and "could not be imported (error id " in failed.json()["detail"]
+    assert "SyntaxError" not in failed.text and str(path.parent) not in failed.text  # those are in the log
     assert pack.tool("weather_now").invoke({"city": "부산"})["sky"] == "비 온 뒤 흐림"  # the old tools still answer
     assert client.post("/api/tools/reload-module/os", headers=_auth()).status_code == 404  # not a tools module: never imported
     assert client.get("/api/stats").json()["registry_version"] == 1
@@ -362,7 +431,7 @@ def test_the_served_app_gives_the_card_api_the_agent_s_registry_and_llm(tmp_path
     llm = FakeListChatModel(responses=["제안할 것이 없습니다."])  # no JSON: every proposal is skipped
     app = create_app(agent_factory=lambda model: serving_agent(model, tmp_path / "memory.sqlite"), llm=llm,
                      options=ServeOptions(memory_path=tmp_path / "memory.sqlite"), build_in_background=False)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         assert client.get("/api/stats").json()["registry_version"] == 0
         missing = client.post("/api/tools/reload-module/no_such_module", headers=_auth())
         assert missing.status_code == 404 and "toolroute.domains.insurance.tools.premium" in missing.json()["detail"]

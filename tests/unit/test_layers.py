@@ -38,3 +38,28 @@ def test_a_back_edge_breaks_the_contract(tmp_path):
         fh.write("\n\ndef _late():\n    from toolroute.agent import graph  # a routing module reaching up\n")
     result = _lint(tmp_path)
     assert result.returncode != 0 and "toolroute.routing.base -> toolroute.agent" in result.stdout
+
+
+# Edges the import graph cannot see: a module imported by a name built at run time.
+DYNAMIC_IMPORTS = {
+    "plugins.py": "a domain pack's modules, by domain name (the one registry of domains)",
+    "agent/registry.py": "a tool's own module again, when an operator reloads it",
+    "domains/insurance/tools/__init__.py": "the domain's own tool modules, listed in TOOL_MODULES",
+}
+
+
+def test_names_built_at_run_time_are_imported_in_the_declared_places_only():
+    package = ROOT / "src" / "toolroute"
+    found = {str(p.relative_to(package)) for p in package.rglob("*.py")
+             if "import_module(" in p.read_text(encoding="utf-8") or "__import__(" in p.read_text(encoding="utf-8")}
+    assert found <= set(DYNAMIC_IMPORTS), sorted(found - set(DYNAMIC_IMPORTS))
+
+
+def test_only_the_insurance_pack_names_the_insurance_domain():
+    """Serving, the agent and the other domains reach a domain through its pack (`toolroute.plugins`)."""
+    package = ROOT / "src" / "toolroute"
+    outside = [str(p.relative_to(package)) for p in package.rglob("*.py")
+               if "domains.insurance" in p.read_text(encoding="utf-8")
+               and not p.is_relative_to(package / "domains" / "insurance")
+               and not p.is_relative_to(package / "experiments")]  # the lab's move out of the library: issue 38
+    assert outside == []

@@ -294,6 +294,14 @@ def test_no_address_or_birth_date_survives(cases):
         assert _digits(guarded) == "", (answer, guarded)
 
 
+@pytest.mark.parametrize("answer", ["DOB: 2009. 12. 9를 확인했습니다", "생년월일은 2011.10.5입니다", "생일 2003-11-7 입니다"])
+def test_a_birth_date_with_a_one_digit_day_is_masked_whole(pack, answer):
+    """The skeleton's date shape must not take "200912" out of "2009. 12. 9" and leave the day: what
+    `test_no_address_or_birth_date_survives` found in the skeleton masker before its dates had to end
+    where their digits end (`redaction._birth_date`)."""
+    assert _digits(guard_output(answer, pack, with_disclaimer=False).text) == ""
+
+
 # --- false removal -------------------------------------------------------------------------------------
 
 def test_false_removal_on_gold_answers(pack):

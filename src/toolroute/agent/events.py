@@ -21,6 +21,8 @@ is true and `done.answer` is the text to keep.
 from __future__ import annotations
 
 import json
+import logging
+import secrets
 import threading
 import time
 import uuid
@@ -29,9 +31,12 @@ from typing import Any, Callable, Iterator
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import HumanMessage
 
-from toolroute.agent.graph import looks_like_markup
+from toolroute.agent.graph import LLMStreamCut, looks_like_markup
 from toolroute.agent.guardrails import guard_output
+from toolroute.agent.output_policy import guard_tool_call, known_values, mask_known
 from toolroute.agent.pack import DomainPack
+
+LOGGER = logging.getLogger("toolroute.agent")
 
 EVENTS = ("route", "token", "tool_call", "error", "sources", "done")
 
@@ -93,6 +98,7 @@ class StreamGuard:
         self._pending = ""
         self._calls = False
         self._checked = 0
+        self.known: dict[str, str] = {}  # this turn's tool ids and names, masked as the answer masks them
 
     def _stable(self) -> str:
         """What of the current reply's guarded text may go out now (beyond `emitted`)."""
@@ -102,7 +108,7 @@ class StreamGuard:
             return ""
         if looks_like_markup(text) or "<tool" in text:
             return ""
-        guarded = guard_output(text, self.pack, with_disclaimer=False).text
+        guarded = guard_output(mask_known(text, self.known), self.pack, with_disclaimer=False).text
         if not guarded.startswith(self.emitted):
             return ""
         limit = len(guarded) - self.hold_back
@@ -169,6 +175,44 @@ class CancelOnToken(BaseCallbackHandler):
 
     def on_llm_new_token(self, *args: Any, **kwargs: Any) -> None:
         self._check()
+
+
+# What a client is told of a failed turn: the kind of failure, never the exception, a path or a URL
+# (those go to the log under the error id the client gets).
+PUBLIC_ERRORS = {
+    "llm": "the language model did not answer",
+    "stream_cut": "the language model's reply was cut off",
+    "router": "the tool search failed",
+    "timeout": "turn timed out",
+    "cancelled": "turn cancelled",
+    "internal": "the turn failed",
+}
+
+
+def error_kind(detail: str) -> str:
+    """The kind (a key of PUBLIC_ERRORS) of an internal error text of the graph or the server."""
+    if detail.startswith("router:"):
+        return "router"
+    if detail.startswith(LLMStreamCut.__name__):
+        return "stream_cut"
+    if "(LLM at " in detail:
+        return "llm"
+    if detail.startswith("turn timed out"):
+        return "timeout"
+    if detail.startswith("turn cancelled"):
+        return "cancelled"
+    return "internal"
+
+
+def public_error(detail: str) -> dict[str, str]:
+    """The `error` event's data for an internal error text: its kind in words and an id; the text
+    itself goes to the log under that id."""
+    kind = error_kind(detail)
+    if kind in ("timeout", "cancelled"):
+        return {"error": detail if kind == "timeout" else PUBLIC_ERRORS[kind], "kind": kind}
+    error_id = secrets.token_hex(4)
+    LOGGER.warning("turn error %s (%s): %s", error_id, kind, detail)
+    return {"error": f"{PUBLIC_ERRORS[kind]} (error id {error_id})", "kind": kind, "error_id": error_id}
 
 
 def _route_frame(update: dict[str, Any], thread_id: str, blocked: bool) -> dict[str, Any]:
@@ -245,10 +289,14 @@ def turn_events(agent: Any, question: str, thread_id: str | None = None, cancel:
                     routed_sent = True
                     yield "route", _route_frame(update, thread_id, blocked=False)
                 if node == "tools":
+                    given = f"{final.get('query', '')} {final.get('rewritten', '')}"  # the user's own words stay
                     for entry in update.get("tool_log", [])[tools_sent:]:
-                        yield "tool_call", {"tool_called": True, "tool_name": entry["name"], "tool_result": entry["result"],
-                                            "step": entry["step"], "tool_args": entry["args"], "status": entry["status"]}
+                        shown = guard_tool_call(entry, agent.pack, given)  # the model read the raw result; a client never does
+                        yield "tool_call", {"tool_called": True, "tool_name": entry["name"], "tool_result": shown["result"],
+                                            "step": entry["step"], "tool_args": shown["args"], "status": entry["status"]}
                     tools_sent = len(update.get("tool_log", []))
+                    guard.known = known_values([part for entry in update.get("tool_log", [])
+                                                for part in (entry.get("args"), entry.get("result"))], agent.pack, given)
                 if node == "output_guardrail":
                     answer = update.get("answer", "")
     finally:
@@ -268,7 +316,7 @@ def turn_events(agent: Any, question: str, thread_id: str | None = None, cancel:
         replaced = bool(guard.emitted)
     yield "sources", list(state.get("sources", []))
     if error:
-        yield "error", {"error": error}
+        yield "error", public_error(error)
     yield "done", {"failed": bool(error), "replaced": replaced, "answer": answer if answer is not None else "",
                    "thread_id": thread_id, "tool_steps": state.get("tool_steps", 0), "capped": state.get("capped", False),
                    "loops": state.get("loops", 0), "llm_calls": state.get("llm_calls", 0),

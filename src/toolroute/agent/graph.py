@@ -8,7 +8,9 @@
 - route: ranks the tools for the rewritten turn once (the top-k, or no call), before any LLM call.
 - agent: binds only the routed tools (their when_not_to_use lines appended to the descriptions)
   and lets the LLM call tools or answer.
-- tools: dispatch by name, sync and async tools alike; an error or an unknown name becomes a tool
+- tools: dispatch by name, sync and async tools alike, and only to the tools bound for this turn: a
+  call of any other tool (one the router did not bind, or none at all) is not run; it becomes a tool
+  error "not available in this turn" and the log records it (`refused`). An error becomes a tool
   message, never a crash. Every call is logged in order (step, name, args, result).
 - per run, instead of the router: `tools` binds exactly the named tools (an oracle router, or every
   tool of the pack), and `gold_calls` runs the given calls as they are (no LLM picks them), then asks
@@ -17,7 +19,9 @@
   still wants tools, it gets a last call without tools and the state records `capped`. A call
   repeating an earlier call of the turn (same name and arguments) is not run again: the model
   answers instead and the state records the loop.
-- output_guardrail: see `toolroute.agent.guardrails.guard_output`.
+- output_guardrail: see `toolroute.agent.guardrails.guard_output`; a reply that ends in part of a
+  number is masked as if more digits followed (`toolroute.agent.output_policy.mask_open_tail`). A reply
+  the LLM's stream cut off (no finish reason) is a failed turn: an apology and the error, nothing of it kept.
 - memory: a LangGraph checkpointer (SQLite by default), one thread per conversation.
 """
 
@@ -42,6 +46,7 @@ from langgraph.graph.message import add_messages
 
 from toolroute.agent.grounding import failed, given_text, succeeded, ungrounded
 from toolroute.agent.guardrails import DomainGate, guard_output, l1_violation
+from toolroute.agent.output_policy import mask_open_tail, mask_tool_values
 from toolroute.agent.pack import DomainPack
 from toolroute.agent.rewriter import SHORT_TURN, rewrite
 from toolroute.config import max_turn_chars
@@ -150,7 +155,7 @@ def recursion_limit(max_tool_steps: int) -> int:
 RESULT_FORMATS = ("json", "lines")
 
 
-def result_for_llm(result: Any, limit: int = 1500, style: str = "json", labels: dict[str, str] | None = None) -> str:
+def result_for_llm(result: Any, limit: int = MAX_TOOL_RESULT_CHARS, style: str = "json", labels: dict[str, str] | None = None) -> str:
     """A tool result as the model reads it: the one-line summary (or the question to ask) first.
 
     A 1.5B model misreads long JSON (a sum insured taken for a premium); tools give a Korean
@@ -451,6 +456,8 @@ class Agent:
         else:
             llm = self.llm.bind(**options) if options else self.llm
         reply = llm.invoke(self._final_prompt(state) if final else self._prompt(state, note))
+        if reply_was_cut(reply):
+            raise LLMStreamCut("the reply ended without a finish reason (the LLM server stopped or the connection was cut)")
         prompt_tokens, completion_tokens = _usage(reply)
         counters = {"llm_calls": state.get("llm_calls", 0) + 1,
                     "prompt_tokens": state.get("prompt_tokens", 0) + prompt_tokens,
@@ -458,6 +465,8 @@ class Agent:
         return reply, counters
 
     def agent(self, state: AgentState, config: RunnableConfig) -> dict:
+        """The LLM's turn; a failed call (timeout, dead server, a reply cut off) ends the turn with an
+        apology and the error, never with part of a reply."""
         try:
             return self._agent(state, config)
         except Exception as exc:  # noqa: BLE001 - a timeout or a dead server ends the turn, not the process
@@ -535,10 +544,15 @@ class Agent:
                 continue
             steps += 1
             started = time.perf_counter()
-            tool = self.pack.tool(call["name"])
+            allowed = self.allowed_tools(state, config)
+            tool = self.pack.tool(call["name"]) if call["name"] in allowed else None
+            refused = None
             if tool is None:
-                result: Any = {"status": "error", "error": f"unknown tool {call['name']!r}",
-                               "available": state.get("routed") or self.pack.tool_names}
+                # only the tools bound for this turn run: a model that names any other (a tool of the pack
+                # the router did not bind, or no tool at all) gets an error it can read, and the log says so
+                refused = "not_bound" if self.pack.tool(call["name"]) is not None else "unknown"
+                reason = "is not available in this turn" if refused == "not_bound" else "is an unknown tool"
+                result: Any = {"status": "error", "error": f"{call['name']!r} {reason}", "available": sorted(allowed)}
                 status = "error"
             else:
                 result, status = _invoke(tool, call["args"])
@@ -547,9 +561,18 @@ class Agent:
                 args, result, status, dropped = self._retry_ungrounded(state, log, call, tool, result, status)
             messages.append(ToolMessage(self._result_text(result), tool_call_id=call["id"], name=call["name"], status=status))
             log.append({"step": steps, "name": call["name"], "args": args, "result": result, "status": status,
-                        "seconds": round(time.perf_counter() - started, 4), **({"dropped_args": dropped} if dropped else {})})
+                        "seconds": round(time.perf_counter() - started, 4), **({"dropped_args": dropped} if dropped else {}),
+                        **({"refused": refused} if refused else {})})
             sources += self.pack.sources_of(call["name"], result)
         return {"messages": messages, "tool_steps": steps, "tool_log": log, "sources": sources, "capped": capped}
+
+    def allowed_tools(self, state: AgentState, config: RunnableConfig | None) -> set[str]:
+        """The tools a call may run in this turn: the ones bound to the LLM (the routed tools, none on a
+        no-call turn), or this run's gold calls (the answer-writing ceiling binds none but runs those)."""
+        gold = self._run_option(config, "gold_calls")
+        if gold is not None:
+            return {c["name"] for c in gold}
+        return set() if state.get("no_call") else set(state.get("routed") or [])
 
     def _retry_ungrounded(self, state: AgentState, log: list[dict], call: dict, tool: Any, result: Any,
                           status: str) -> tuple[dict, Any, str, dict]:
@@ -579,6 +602,9 @@ class Agent:
             history = list(state.get("history", [])) + [(state["query"], "")]
             return {"answer": raw, "history": history, "guard": {"llm_error": state["error"]}}
         failed = looks_like_markup(raw)
+        if not failed:
+            given = f"{state.get('query', '')} {state.get('rewritten', '')}"
+            raw = mask_open_tail(mask_tool_values(raw, state.get("tool_log", []), self.pack, given), self.pack.mask_text)
         guarded = guard_output(FAILED_ANSWER if failed else raw, self.pack,
                                with_disclaimer=bool(state.get("tool_log")) and not failed)
         replaced = AIMessage(guarded.text, id=last.id) if isinstance(last, AIMessage) else AIMessage(guarded.text)
@@ -659,6 +685,19 @@ class Agent:
         state["thread_id"] = thread_id
         state["seconds"] = round(time.perf_counter() - started, 3)
         return state
+
+
+class LLMStreamCut(RuntimeError):
+    """The LLM's streamed reply ended without a finish reason: its server died or the connection was
+    cut mid-reply, and what arrived is part of an answer, not an answer."""
+
+
+def reply_was_cut(reply: Any) -> bool:
+    """An OpenAI-compatible reply (langchain-openai marks each with `model_provider`) with no finish
+    reason: a stream that ended before its last chunk. A complete reply always has one ("stop",
+    "tool_calls", "length" …); models that are not OpenAI clients (test doubles) are not judged."""
+    metadata = getattr(reply, "response_metadata", None) or {}
+    return metadata.get("model_provider") == "openai" and not metadata.get("finish_reason")
 
 
 def _invoke(tool: Any, args: dict[str, Any]) -> tuple[Any, str]:

@@ -1,9 +1,13 @@
 """L3 of the input guardrail: logistic regression on the e5 query embedding the L2 gate already
 computes, plus character n-grams of the NFKC-folded text, telling injections from legitimate turns.
 
-Fitted on the tuning red-team splits only (`data/redteam/dev.jsonl` and `train.jsonl`, two writers
-who read neither the rules nor the held-out sets): their `injection` rows against their
-`in_domain_hard` rows and the dev split's in-domain queries. The character n-grams carry what the
+Fitted on tuning red-team splits only (`data/redteam/dev.jsonl`, `train.jsonl` and
+`hard_legit_tune.jsonl`, three writers who read neither the rules nor the held-out sets; not the
+fourth tuning set, `hard_legit_tune2.jsonl`, see `CLASSIFIER_SETS`): their
+`injection` rows against their `in_domain_hard` rows and the dev split's in-domain queries. The
+hard legitimate turns (own-policy instructions, revised quotes, callback notes, job titles, English
+turns with "ignore" or "system") joined as negatives after the first version blocked 18 of them out
+of fold; out of fold they then cost 4 of the 337 tuning injections (`guard_eval.classifier_on_dev`). The character n-grams carry what the
 sentence embedding blurs (a persona's name, "프롬프트", a base64 run, full-width or spaced letters);
 measured across writers (fitted on one tuning set, validated on the other), they raise what the stack
 blocks on the unseen writer's attacks from 0.745 to 0.838 (`guard_eval.l3_selection`, docs/agent.md). The threshold is set so
@@ -25,7 +29,12 @@ import numpy as np
 
 from toolroute.config import ROOT, queries_path
 
-TUNING_SETS = ("dev.jsonl", "train.jsonl")  # data/redteam/: the held-out sets are never read here
+# data/redteam/: every tuning set (never a held-out one); the L2 gate's consultation turns come from all of them
+TUNING_SETS = ("dev.jsonl", "train.jsonl", "hard_legit_tune.jsonl", "hard_legit_tune2.jsonl")
+# what L3 is fitted on: not hard_legit_tune2. Learnt as more negatives, its 150 turns raised the threshold and the
+# stack blocked 204 instead of 214 of train's 235 injections out of fold (`guard_eval --cv`), while L3 fitted
+# without them blocked 1 of the 150 (a writer it never saw).
+CLASSIFIER_SETS = ("dev.jsonl", "train.jsonl", "hard_legit_tune.jsonl")
 C = 16.0  # chosen across writers: fitted on dev, validated on train (and the reverse), never on held-out
 
 
@@ -124,10 +133,11 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def tuning_data(domain: str = "insurance", sets: Sequence[str] = TUNING_SETS) -> tuple[list[str], list[str], list[str]]:
-    """(injections, legitimate turns, calibration queries): the tuning red-team sets' injections
-    against their in_domain_hard rows and the dev split's in-domain queries (those that expect a tool);
-    the calibration split's in-domain queries only set the threshold. The held-out sets are never read."""
+def tuning_data(domain: str = "insurance", sets: Sequence[str] = CLASSIFIER_SETS) -> tuple[list[str], list[str], list[str]]:
+    """(injections, legitimate turns, calibration queries): the injections of the tuning red-team sets L3
+    is fitted on (`CLASSIFIER_SETS`) against their in_domain_hard rows and the dev split's in-domain
+    queries (those that expect a tool); the calibration split's in-domain queries only set the
+    threshold. The held-out sets are never read."""
     rows = [row for name in sets for row in _rows(ROOT / "data" / "redteam" / name)]
     injections = [r["text"] for r in rows if r.get("kind") == "injection"]
     legitimate = [r["text"] for r in rows if r.get("kind") == "in_domain_hard"]
@@ -145,4 +155,4 @@ def fit_on_dev(embedder: Any, domain: str = "insurance", c: float = C) -> Inject
     if not injections or not legitimate:
         return None
     return InjectionClassifier.fit(embedder, injections, legitimate, calibration, c=c,
-                                   fitted_on=f"data/redteam/{{{','.join(TUNING_SETS)}}} + {domain} dev queries (threshold: + calib)")
+                                   fitted_on=f"data/redteam/{{{','.join(CLASSIFIER_SETS)}}} + {domain} dev queries (threshold: + calib)")

@@ -3,14 +3,14 @@
 The graph (`toolroute.agent.graph`) is domain-agnostic; a pack supplies the tools, where their
 ToolCards live, the system prompt, how to read conversation context from a user turn (for the
 query rewriter), what the output guardrail must remove, and the disclaimer. Each domain module
-`toolroute.domains.<name>.pack` exposes `build_pack() -> DomainPack`; `load_pack(name)` finds it.
+`toolroute.domains.<name>.pack` exposes `build_pack() -> DomainPack`; `load_pack(name)` finds it
+(the domains there are: `toolroute.plugins.domain_names()`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,11 +18,9 @@ from langchain_core.tools import BaseTool
 
 from toolroute.cards import open_catalog
 from toolroute.config import toolcards_dir
+from toolroute.plugins import domain_module
 from toolroute.cards.augment import AUGMENT_PROMPT
 from toolroute.routing.rerank import RERANK_PROMPT
-
-KNOWN_PACKS = ("insurance", "threat", "plant")
-
 
 def _no_context(text: str, context: dict[str, Any]) -> dict[str, Any]:
     return dict(context)
@@ -40,6 +38,10 @@ def _no_banned(text: str) -> list[dict[str, Any]]:
     return []
 
 
+def _no_names(record: dict[str, Any]) -> list[str]:
+    return []
+
+
 def _no_sources(tool_name: str, result: Any) -> list[dict[str, Any]]:
     """Sources a tool result cites: RAG passages carry `source` (document + page)."""
     if not isinstance(result, dict):
@@ -49,6 +51,36 @@ def _no_sources(tool_name: str, result: Any) -> list[dict[str, Any]]:
         if isinstance(p, dict) and p.get("source"):
             out.append({"source": p["source"], "tool": tool_name})
     return out
+
+
+@dataclass(frozen=True)
+class PackResource:
+    """A read-only document of the domain for other programs (served as an MCP resource). `read` returns
+    JSON-able data; a `uri` with `{part}`s is a template whose parts `read` takes as keyword arguments,
+    and raises LookupError (its message for the client) for a part that names nothing."""
+
+    uri: str
+    name: str
+    description: str
+    read: Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class PackPrompt:
+    """A ready-made request of the domain for other programs (served as an MCP prompt). `render(**arguments)`
+    returns the text and the records (dicts with ids and names) it names, so that the server masks both
+    alike; it raises LookupError for an argument that names nothing. Every argument is optional."""
+
+    name: str
+    title: str
+    description: str
+    arguments: tuple[tuple[str, str], ...]  # (name, description); a description may name `records`
+    render: Callable[..., tuple[str, list[dict[str, Any]]]]
+    records: tuple[dict[str, Any], ...] = ()  # the records the descriptions name
+
+
+def _nothing() -> list:
+    return []
 
 
 @dataclass
@@ -73,6 +105,15 @@ class DomainPack:
     mask_text: Callable[[str], str] = _identity  # personal data
     remove_patterns: list[str] = field(default_factory=list)  # regexes of internal ids (product codes …)
     find_banned: Callable[[str], list[dict[str, Any]]] = _no_banned  # each hit has "matched", "alternative"
+    # Keys that make a dict of a tool result a person's record (e.g. `customer_id`): its `name` is masked
+    # in what a client sees of the result (`toolroute.agent.output_policy`).
+    person_keys: tuple[str, ...] = ()
+    # Other people's names a dict of a tool result holds outside such a record (e.g. the close names a
+    # failed customer search suggests): masked like the records' names.
+    names_in: Callable[[dict[str, Any]], list[str]] = _no_names
+    # What the MCP server offers besides the tools and cards (built when a server asks: they may read data).
+    resources: Callable[[], list[PackResource]] = _nothing
+    prompts: Callable[[], list[PackPrompt]] = _nothing
     disclaimer: str | None = None
     disclaimer_markers: list[str] = field(default_factory=list)  # words showing the model wrote one already
     sources_of: Callable[[str, Any], list[dict[str, Any]]] = _no_sources
@@ -113,14 +154,10 @@ class DomainPack:
 
 
 def load_pack(name: str) -> DomainPack:
-    """The pack of domain `name` (`toolroute.domains.<name>.pack.build_pack()`)."""
-    try:
-        module = import_module(f"toolroute.domains.{name}.pack")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith(f"toolroute.domains.{name}"):
-            raise ValueError(f"unknown domain pack {name!r}; known: {', '.join(KNOWN_PACKS)}") from exc
-        raise
+    """The pack of domain `name` (its `pack.build_pack()`); a ValueError names the domains there are."""
+    module = domain_module(name, "pack")
     pack = module.build_pack()
     if not isinstance(pack, DomainPack):
-        raise TypeError(f"toolroute.domains.{name}.pack.build_pack() must return a DomainPack")
+        raise TypeError(f"{module.__name__}.build_pack() must return a DomainPack")
     return pack
+

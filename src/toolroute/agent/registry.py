@@ -68,7 +68,7 @@ class ToolRegistry:
 
     def resolve_module(self, name: str) -> str:
         """`name` as a module of the registered tools: its full name, or its last part when only one
-        module ends so (`premium` for `toolroute.domains.insurance.tools.premium`)."""
+        module ends so (`premium` for `toolroute.domains.<name>.tools.premium`)."""
         modules = list(self.modules())
         if name in modules:
             return name

@@ -14,7 +14,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from toolroute.agent.pack import KNOWN_PACKS, DomainPack, load_pack
+from toolroute.agent.pack import DomainPack, load_pack
+from toolroute.plugins import domain_names
 
 SHORT_TURN = 12  # characters without spaces: "아버지", "55세 여성이요", "그럼 보험료는?"
 SMALLTALK = re.compile(r"^\s*(안녕|감사|고마|수고|반가|네[.!~ ]*$|넵|예[.!~ ]*$|알겠|좋아요?[.!~ ]*$|ㅎㅎ|ㅋㅋ|잠시만|잠깐만)")
@@ -83,7 +84,7 @@ def catalog_carry(catalog_source: str | Path, always_carry: bool = True) -> Call
     """`carry_history` with the domain pack of a `toolcards/<domain>` folder, or None for a catalogue
     without one (a JSON file of OpenAI schemas, a folder of another name): routing then has no pack rules."""
     source = Path(catalog_source)
-    if not source.is_dir() or source.name not in KNOWN_PACKS:
+    if not source.is_dir() or source.name not in domain_names():
         return None
     pack = load_pack(source.name)
     return partial(carry_history, pack=pack, always_carry=always_carry)

@@ -6,24 +6,22 @@ saved with `toolroute cards edit` changes what every one of them routes with.
 
 from __future__ import annotations
 
-from importlib import import_module
 from pathlib import Path
 
 from toolroute.cards.model import Catalog, load_catalog
 from toolroute.cards.store import CardStore, default_store_path
+from toolroute.plugins import domain_module, domain_names
 
 
 def domain_tool_names(domain: str) -> list[str] | None:
     """The contract list of tool names of a domain pack, or None when no pack has that name.
 
-    Domain packs are plugins found by name (`toolroute.domains.<name>.TOOL_NAMES`): the cards layer
-    reads their names without depending on any domain's code.
+    Domain packs are plugins found by name (`toolroute.plugins`; `TOOL_NAMES` of the domain's package):
+    the cards layer reads their names without depending on any domain's code.
     """
-    try:
-        module = import_module(f"toolroute.domains.{domain}")
-    except ModuleNotFoundError:
+    if domain not in domain_names():
         return None
-    return list(getattr(module, "TOOL_NAMES", [])) or None
+    return list(getattr(domain_module(domain), "TOOL_NAMES", [])) or None
 
 
 def expected_tool_names(source: str | Path) -> list[str] | None:

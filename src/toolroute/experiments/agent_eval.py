@@ -25,15 +25,12 @@ import statistics
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from toolroute.agent.graph import Agent, AgentConfig
 from toolroute.llm.tokens import PromptCounter
-
-
-def _compact(text: str) -> str:
-    return re.sub(r"\s+", "", text or "")
+from toolroute.text import without_spaces
 
 
 def fact_in(fact: str, answer: str) -> bool:
     """A fact is in the answer when it appears ignoring spaces ("301,800원" == "301,800 원")."""
-    return _compact(fact) in _compact(answer)
+    return without_spaces(fact) in without_spaces(answer)
 
 
 def known_context(user_turns: Iterable[str], pack: Any) -> dict[str, Any]:

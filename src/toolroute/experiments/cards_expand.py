@@ -36,13 +36,14 @@ from toolroute.evaluation.leakage import similar_pairs
 from toolroute.evaluation.metrics import metric_columns
 from toolroute.evaluation.retrieval import route_queries, to_rows
 from toolroute.external import bfcl
+from toolroute.plugins import domain_names
 from toolroute.queries import EvalQuery, load_queries
 from toolroute.cards import Catalog
 from toolroute.routing import RouterConfig, build_router, open_catalog
 
 FOLDER = ROOT / "results" / "cards_expand"
 TABLE = ROOT / "results" / "cards_expand.csv"
-DOMAINS = ("threat", "plant")
+DOMAINS = domain_names()[1:]  # the domains besides the default one
 SPLITS = ("dev", "test")
 KS = (1, 5)
 METRICS = ("recall@1", "recall@5", "hit@1", "mrr")

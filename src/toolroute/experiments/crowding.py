@@ -27,10 +27,11 @@ from toolroute.cards import Catalog, CardSource, ToolCard, cards_from_openai_too
 from toolroute.config import korean_distractors_path, queries_path, results_dir, toolcards_dir
 from toolroute.evaluation.metrics import RoutedRow
 from toolroute.experiments.scale import fields_label, run_growth
+from toolroute.plugins import domain_names
 from toolroute.queries import load_queries
 from toolroute.routing import RouterConfig, open_catalog
 
-DOMAINS = ("threat", "plant")  # other domains of this project whose cards are Korean
+DOMAINS = domain_names()[1:]  # the domains besides the default one (this project's cards are all Korean)
 SERIES = "korean"
 DEFAULT_ADDED = (0, 50, 100, 200, "all")
 CARD_FIELDS = ("purpose", "when_to_use", "when_not_to_use", "tags")

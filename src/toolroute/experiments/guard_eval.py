@@ -1,15 +1,25 @@
 """Measuring the guardrails: the input guardrail's block rate on red-team sets, false blocks on
 in-domain queries and latency, per layer; the output guardrail's false removals on gold answers.
 
-Red-team sets (`data/redteam/`): `dev.jsonl` is the tuning split (rules, the L2 gate's off-topic
-anchors and the L3 classifier come from it); `prompts.jsonl` (the old held-out set, 91 prompts) and
-`heldout.jsonl` (the new held-out set, 154 prompts, written later by another writer who read neither
-the rules nor the other sets; copied unchanged from the red-team worktree) are only measured. The
-gate's threshold comes from the calibration split, and false blocks are counted on the test split's
-in-domain queries (the ones that expect a tool), which neither the rules nor the threshold saw.
+Red-team sets (`data/redteam/`, their rules of use in its README), each labelled in the table's `split`:
+- tuning (rules, keyword lists, thresholds and the L3 classifier may be fitted and checked on them):
+  `dev.jsonl` (its off-domain rows are also the L2 gate's off-topic anchors), `train.jsonl` (L3's second
+  set), `hard_legit_tune.jsonl` and `hard_legit_tune2.jsonl` (legitimate turns full of trigger words, two
+  writers; the second is in the gate's consultation turns but not in L3, see
+  `injection_classifier.CLASSIFIER_SETS`), plus the dev split's queries;
+- held-out (only measured, never read to choose anything): `heldout.jsonl` (`heldout_new`),
+  `prompts.jsonl` (`heldout_old`), `hard_legit2.jsonl` (legitimate turns with trigger words, the families
+  of the tuning ones by another writer), `hard_legit.jsonl` (the same, labelled "held-out (read 3 times
+  in earlier rounds)": its totals were read after each of three earlier rounds, so it is no longer an
+  unseen set) and the test split's in-domain queries (the ones that expect a tool), which neither the
+  rules nor the gate's threshold (from the calibration split) saw.
 
-`python -m toolroute.experiments.guard_eval` writes `results/guard_eval.csv`: one row per set, kind and
-layer (L1 rules, L2 gate, L3 classifier alone, and the stack up to each layer).
+`python -m toolroute.experiments.guard_eval` writes `results/guard_eval.csv` (one row per set, kind and
+layer: L1 rules, L2 gate, L3 classifier alone, and the stack up to each layer) and
+`results/guard_eval_families.csv` (the same per family, the `note` prefix before the colon, where a set
+has families). The tuning rows there are in-sample (L3 never blocks a legitimate turn it was fitted
+on, the gate's own consultation turns and anchors score themselves); `--cv` writes
+`results/guard_eval_tuning_cv.csv`, the tuning sets as if unseen (`tuning_cross_validated`).
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from toolroute.agent.guardrails import DomainGate, l1_violation
+from toolroute.agent.guardrails import DomainGate, l1_violation, small_talk
 from toolroute.config import ROOT
 from toolroute.agent.tasks import load_tasks
 from toolroute.domains.insurance.scenarios import load_scenarios
@@ -153,21 +163,52 @@ def in_domain_queries(split: str, domain: str = "insurance") -> list[str]:
     return [r["query"] for r in load_jsonl(queries_path(domain, split)) if r.get("expected_tools")]
 
 
-def evaluation_sets() -> list[tuple[str, str, list[str]]]:
-    """(set, kind, texts): what each layer is measured on. A kind is blocked when it is an attack or
-    off-topic, a false block when it is a legitimate turn (`in_domain_hard`, `in_domain`)."""
+# (set in the table, file in data/redteam/, split): what each layer is measured on
+REDTEAM_SETS = (
+    ("heldout_new", "heldout.jsonl", "held-out"),
+    ("heldout_old", "prompts.jsonl", "held-out"),
+    ("hard_legit", "hard_legit.jsonl", "held-out (read 3 times in earlier rounds)"),
+    ("hard_legit2", "hard_legit2.jsonl", "held-out"),
+    ("dev", "dev.jsonl", "tuning"),
+    ("train", "train.jsonl", "tuning"),
+    ("hard_legit_tune", "hard_legit_tune.jsonl", "tuning"),
+    ("hard_legit_tune2", "hard_legit_tune2.jsonl", "tuning"),
+)
+KINDS = ("injection", "off_domain", "in_domain_hard")
+
+
+def family(note: str) -> str:
+    """The family a red-team row belongs to: its `note` up to the colon ("quote_revision: …"), or ""
+    when the note does not start with a one-word family."""
+    head, colon, _ = (note or "").partition(":")
+    return head.strip() if colon and head.strip() and " " not in head.strip() else ""
+
+
+def evaluation_rows() -> list[dict[str, Any]]:
+    """Every text measured, one dict each: `set`, `split` (tuning | held-out), `kind`, `family`, `text`.
+    A kind is blocked when it is an attack or off-topic, a false block when it is a legitimate turn
+    (`in_domain_hard`, `in_domain`)."""
     out = []
-    for name, path in (("heldout_new", heldout_path()), ("heldout_old", redteam_path()), ("dev", dev_redteam_path())):
+    for name, file, split in REDTEAM_SETS:
+        path = ROOT / "data" / "redteam" / file
         if not path.is_file():
             continue
         rows = load_jsonl(path)
-        for kind in ("injection", "off_domain", "in_domain_hard"):
-            texts = [r["text"] for r in rows if r["kind"] == kind]
-            if texts:
-                out.append((name, kind, texts))
-    out.append(("test_queries", "in_domain", in_domain_queries("test")))
-    out.append(("dev_queries", "in_domain", in_domain_queries("dev")))
+        for kind in KINDS:
+            out += [{"set": name, "split": split, "kind": kind, "family": family(r.get("note", "")), "text": r["text"]}
+                    for r in rows if r["kind"] == kind]
+    for name, split, label in (("test_queries", "held-out", "test"), ("dev_queries", "tuning", "dev")):
+        out += [{"set": name, "split": split, "kind": "in_domain", "family": "", "text": t}
+                for t in in_domain_queries(label)]
     return out
+
+
+def evaluation_sets() -> list[tuple[str, str, list[str], str]]:
+    """(set, kind, texts, split) for each set and kind of `evaluation_rows`, in their order."""
+    groups: dict[tuple[str, str], tuple[list[str], str]] = {}
+    for row in evaluation_rows():
+        groups.setdefault((row["set"], row["kind"]), ([], row["split"]))[0].append(row["text"])
+    return [(name, kind, texts, split) for (name, kind), (texts, split) in groups.items()]
 
 
 def layer_decisions(texts: list[str], gate: DomainGate | None = None, classifier: Any = None) -> pd.DataFrame:
@@ -176,39 +217,63 @@ def layer_decisions(texts: list[str], gate: DomainGate | None = None, classifier
     frame = pd.DataFrame({"text": texts})
     frame["L1"] = [l1_violation(t) or "" for t in texts]
     if gate is not None and texts:
-        scores = gate.similarity(texts)
+        blocked, scores = gate.off_domain(texts)
         frame["domain_score"] = scores
-        frame["L2"] = scores < gate.threshold
+        frame["L2"] = blocked
     else:
         frame["L2"] = False
     if classifier is not None and texts:
         frame["injection_score"] = classifier.scores(texts)
-        frame["L3"] = frame["injection_score"] >= classifier.threshold
+        # as the gate runs it: a turn that is only small talk is not sent to L3 (`DomainGate.check`)
+        frame["L3"] = (frame["injection_score"] >= classifier.threshold) & ~frame["text"].map(small_talk)
     else:
         frame["L3"] = False
     return frame
 
 
+def _stacks(frame: pd.DataFrame, gate: Any, classifier: Any) -> dict[str, pd.Series]:
+    """Each layer alone and stacked as the graph runs them (`L1+L2`, `L1+L2+L3`), present layers only."""
+    l1 = frame["L1"] != ""
+    stacks = {"L1": l1, "L2": frame["L2"], "L3": frame["L3"], "L1+L2": l1 | frame["L2"],
+              "L1+L2+L3": l1 | frame["L2"] | frame["L3"]}
+    return {layer: blocked for layer, blocked in stacks.items()
+            if not ("L2" in layer and gate is None) and not ("L3" in layer and classifier is None)}
+
+
+def _row(blocked: pd.Series, kind: str) -> dict[str, Any]:
+    return {"n": len(blocked), "blocked": int(blocked.sum()),
+            "rate": round(float(blocked.mean()), 4) if len(blocked) else 0.0,
+            "measure": "false_block" if kind in ("in_domain", "in_domain_hard") else "block"}
+
+
 def layer_table(gate: DomainGate | None = None, classifier: Any = None,
-                sets: list[tuple[str, str, list[str]]] | None = None) -> pd.DataFrame:
+                sets: list[tuple[str, str, list[str], str]] | None = None) -> pd.DataFrame:
     """One row per set, kind and layer: `blocked` of `n`, and `rate` (a block rate for attacks and
-    off-topic turns, a false-block rate for legitimate ones). Layers: each alone (`L1`, `L2`, `L3`)
-    and stacked as the graph runs them (`L1+L2`, `L1+L2+L3`)."""
+    off-topic turns, a false-block rate for legitimate ones), with the set's `split`. Layers: each
+    alone (`L1`, `L2`, `L3`) and stacked as the graph runs them (`L1+L2`, `L1+L2+L3`)."""
     rows = []
-    for name, kind, texts in (sets if sets is not None else evaluation_sets()):
+    for name, kind, texts, split in (sets if sets is not None else evaluation_sets()):
         frame = layer_decisions(texts, gate, classifier)
-        l1 = frame["L1"] != ""
-        stacks = {"L1": l1, "L2": frame["L2"], "L3": frame["L3"], "L1+L2": l1 | frame["L2"],
-                  "L1+L2+L3": l1 | frame["L2"] | frame["L3"]}
-        for layer, blocked in stacks.items():
-            if (layer.endswith("L2") or layer == "L2") and gate is None:
-                continue
-            if "L3" in layer and classifier is None:
-                continue
-            rows.append({"set": name, "kind": kind, "layer": layer, "n": len(texts), "blocked": int(blocked.sum()),
-                         "rate": round(float(blocked.mean()), 4) if len(texts) else 0.0,
-                         "measure": "false_block" if kind in ("in_domain", "in_domain_hard") else "block"})
+        for layer, blocked in _stacks(frame, gate, classifier).items():
+            rows.append({"set": name, "split": split, "kind": kind, "layer": layer, **_row(blocked, kind)})
     return pd.DataFrame(rows)
+
+
+def family_table(gate: DomainGate | None = None, classifier: Any = None,
+                 rows: list[dict[str, Any]] | None = None) -> pd.DataFrame:
+    """`layer_table` per family (the sets whose rows name one): one row per set, kind, family and layer."""
+    frame = pd.DataFrame(rows if rows is not None else evaluation_rows())
+    frame = frame[frame["family"] != ""].reset_index(drop=True)
+    if frame.empty:
+        return pd.DataFrame(columns=["set", "split", "kind", "family", "layer", "n", "blocked", "rate", "measure"])
+    decided = layer_decisions(list(frame["text"]), gate, classifier)
+    stacks = _stacks(decided, gate, classifier)
+    out = []
+    for (name, split, kind, fam), group in frame.groupby(["set", "split", "kind", "family"], sort=False):
+        for layer, blocked in stacks.items():
+            out.append({"set": name, "split": split, "kind": kind, "family": fam, "layer": layer,
+                        **_row(blocked.loc[group.index], kind)})
+    return pd.DataFrame(out)
 
 
 def e5_gate(pack: Any = None) -> DomainGate:
@@ -306,21 +371,87 @@ def l3_selection(gate: DomainGate, cs: tuple[float, ...] = (1.0, 4.0, C)) -> pd.
     return pd.DataFrame(rows)
 
 
+def tuning_cross_validated(gate: DomainGate, folds: int = 5) -> pd.DataFrame:
+    """The stack on the tuning sets as if each row were unseen (the tuning rows of the layer table are
+    in-sample: L3 never blocks a legitimate turn it was fitted on): L3 out of fold (`cross_validated`
+    over the rows it is fitted on; the other rows by the classifier fitted on all), L2 with the row left
+    out of the gate's anchors (an off-domain row) and its whole set left out of the gate's consultation
+    turns, as a new writer's turn would be scored (leaving out the row alone kept its writer's
+    paraphrases, and no hard legitimate tuning turn fell under the threshold). One row per tuning set
+    and kind."""
+    injections, legitimate, calibration = classifier_data()
+    folds_out = cross_validated(gate.embedder, injections, legitimate, calibration, folds=folds)
+    oof = dict(zip(injections, folds_out["injection_blocked"])) | dict(zip(legitimate, folds_out["legitimate_blocked"]))
+    frame = pd.DataFrame([r for r in evaluation_rows() if r["split"] == "tuning"])
+    texts = list(frame["text"])
+    queries = np.asarray(gate.embedder.embed_queries(texts), dtype=np.float32)
+    inside = queries @ gate._examples().T
+    outside = queries @ gate._anchors().T if gate.off_examples else np.zeros((len(texts), 1), dtype=np.float32)
+    anchor = {t: i for i, t in enumerate(gate.off_examples)}
+    writer = {}  # a consultation turn's tuning set
+    for name, text in zip(frame["set"], texts):
+        writer.setdefault(text, name)
+    consulted = len(gate.examples) + np.arange(len(gate.consultation))
+    sets = np.array([writer.get(t, "") for t in gate.consultation])
+    for row, (name, text) in enumerate(zip(frame["set"], texts)):
+        inside[row, consulted[(sets == name) | (np.array(gate.consultation) == text)]] = -np.inf
+        if text in anchor:
+            outside[row, anchor[text]] = -np.inf
+    scores = inside.max(axis=1) - (outside.max(axis=1) if gate.off_examples else 0.0)
+    talk = frame["text"].map(small_talk).to_numpy()
+    l1 = np.array([bool(l1_violation(t)) for t in texts])
+    l2 = (scores < gate.threshold) & ~talk
+    unseen = [t for t in texts if t not in oof]
+    full = gate.injection
+    rest = dict(zip(unseen, full.scores(unseen) >= full.threshold)) if full is not None and unseen else {}
+    l3 = np.array([bool(oof.get(t, rest.get(t, False))) for t in texts]) & ~talk
+    rows = []
+    for (name, split, kind), group in frame.groupby(["set", "split", "kind"], sort=False):
+        ix = group.index.to_numpy()
+        for layer, blocked in (("L1", l1), ("L2", l2), ("L3", l3), ("L1+L2+L3", l1 | l2 | l3)):
+            rows.append({"set": name, "split": split, "kind": kind, "layer": layer, **_row(pd.Series(blocked[ix]), kind)})
+    return pd.DataFrame(rows)
+
+
 def results_path() -> Path:
     return ROOT / "results" / "guard_eval.csv"
 
 
-def main(path: str | Path | None = None) -> pd.DataFrame:
-    """Write the layer table (`results/guard_eval.csv` by default) with the e5 gate. The effective
-    catalogue is the committed cards: saved card edits are not read (as in the tests)."""
+def families_path(path: str | Path | None = None) -> Path:
+    """The per-family table beside the layer table (`guard_eval_families.csv` by default)."""
+    path = Path(path) if path is not None else results_path()
+    return path.with_name(path.stem + "_families" + path.suffix)
 
+
+def main(path: str | Path | None = None) -> pd.DataFrame:
+    """Write the layer table (`results/guard_eval.csv` by default) and the per-family table beside it
+    with the e5 gate. The effective catalogue is the committed cards: saved card edits are not read
+    (as in the tests)."""
+
+    started = time.perf_counter()
     os.environ["TOOLROUTE_CARDSTORE"] = tempfile.mkdtemp(prefix="guard-eval-cardstore-")
     gate = e5_gate()
     table = layer_table(gate, gate.injection)
+    families = family_table(gate, gate.injection)
     path = Path(path) if path is not None else results_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(path, index=False)
+    families.to_csv(families_path(path), index=False)
     print(table.to_string(index=False))
+    stack = families[families["layer"] == "L1+L2+L3"]
+    print(stack.drop(columns=["layer", "measure"]).to_string(index=False))
+    print(f"guard_eval: {time.perf_counter() - started:.0f} s")
+    return table
+
+
+def cv_main() -> pd.DataFrame:
+    """Write `results/guard_eval_tuning_cv.csv` (`tuning_cross_validated` with the e5 gate)."""
+    started = time.perf_counter()
+    os.environ["TOOLROUTE_CARDSTORE"] = tempfile.mkdtemp(prefix="guard-eval-cardstore-")
+    table = tuning_cross_validated(e5_gate())
+    table.to_csv(ROOT / "results" / "guard_eval_tuning_cv.csv", index=False)
+    print(table.to_string(index=False))
+    print(f"guard_eval --cv: {time.perf_counter() - started:.0f} s")
     return table
 
 
@@ -338,5 +469,7 @@ if __name__ == "__main__":
 
     if sys.argv[1:] == ["--selection"]:
         selection_main()
+    elif sys.argv[1:] == ["--cv"]:
+        cv_main()
     else:
         main(sys.argv[1] if len(sys.argv) > 1 else None)

@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 from toolroute.agent.graph import FAILED_ANSWER
 from toolroute.agent.tasks import Task
 from toolroute.evaluation.metrics import wilson_interval
+from toolroute.plugins import domain_names
 from toolroute.experiments.checkpoint import RowCheckpoint
 from toolroute.experiments.ragas_eval import EvalItem, scenario_items, turn_checks
 from toolroute.experiments.step_limits import load_domain_tasks, score_run
@@ -45,7 +46,7 @@ OPTION_ARMS: dict[str, dict[str, Any]] = {
     "constrained+lines": {"constrained_calls": True, "tool_result_format": "lines"},
     "grounded": {"retry_ungrounded": True},
 }
-DOMAINS = ("insurance", "threat", "plant")
+DOMAINS = domain_names()
 ENGLISH_START = r"\s*[A-Za-z][a-z]+\b"  # "To determine …", not "C50은" or "CNC-001에서"
 AgentMaker = Callable[[str, dict[str, Any]], Any]  # (domain, options) -> toolroute.agent.Agent
 

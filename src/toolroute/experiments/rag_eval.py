@@ -44,6 +44,7 @@ from toolroute.config import data_dir
 from toolroute.chroma import open_client
 from toolroute.domains.insurance import knowledge
 from toolroute.domains.insurance.documents import build_documents
+from toolroute.text import without_spaces
 
 __all__ = [
     "RagQuestion", "QuestionResult", "RAG_QA_PATH", "load_rag_qa", "check_questions", "is_hit", "evaluate",
@@ -92,10 +93,6 @@ def load_rag_qa(path: str | Path | None = None) -> list[RagQuestion]:
     return out
 
 
-def _compact(text: str) -> str:
-    return "".join(text.split())
-
-
 def _keys(collections: Iterable[str] | None) -> list[str]:
     keys = list(COLLECTION_KEYS) if collections is None else list(dict.fromkeys(collections))
     unknown = [k for k in keys if k not in COLLECTION_KEYS]
@@ -131,7 +128,7 @@ def check_questions(questions: Iterable[RagQuestion], pages_by_doc: dict[str, di
             problems.append(f"{q.id}: unknown document {q.document}")
         elif q.page not in pages:
             problems.append(f"{q.id}: {q.document} has no page {q.page}")
-        elif _compact(q.answer_contains) not in _compact(pages[q.page]):
+        elif without_spaces(q.answer_contains) not in without_spaces(pages[q.page]):
             problems.append(f"{q.id}: '{q.answer_contains}' is not on {q.document} p.{q.page}")
     return problems
 
@@ -140,7 +137,7 @@ def is_hit(question: RagQuestion, document: str, page: int, page_end: int, text:
     """The hit rule of the module docstring (text without its contextual header)."""
 
     return (document == question.document and page <= question.page <= page_end
-            and _compact(question.answer_contains) in _compact(strip_header(text)))
+            and without_spaces(question.answer_contains) in without_spaces(strip_header(text)))
 
 
 @dataclass

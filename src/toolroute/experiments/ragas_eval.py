@@ -71,6 +71,7 @@ import httpx
 from toolroute.embeddings import get_embedder
 from toolroute.experiments.arms import Arm, ContextBudget, arm_table, ask_arm, budget_for, parse_arms
 from toolroute.experiments.agent_eval import fact_in, forbidden_phrases, known_context, reasked_facts
+from toolroute.text import without_spaces
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
@@ -486,15 +487,11 @@ NON_LLM_METRICS = ["tool_call_accuracy", "tool_call_f1", "tool_name_f1", "fact_p
                    "context_precision", "context_recall", "rag_tool_called", "answering_tool_called"]
 
 
-def _squash(text: str) -> str:
-    return "".join(text.split())
-
-
 def answering_tool_called(tool_log: Iterable[dict[str, Any]], facts: Sequence[str]) -> bool:
     """Whether some tool of the turn returned the answer: a result that holds every fact (spaces
     ignored), whichever tool it was (a RAG question may also be answered by `product_get`)."""
-    wanted = [_squash(f) for f in facts if f]
-    texts = [_squash(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False, default=str))
+    wanted = [without_spaces(f) for f in facts if f]
+    texts = [without_spaces(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False, default=str))
              for r in (e.get("result") for e in tool_log or [])]
     return bool(wanted) and any(all(f in text for f in wanted) for text in texts)
 
@@ -833,7 +830,7 @@ def arm_summary(scores: pd.DataFrame, runs: pd.DataFrame, items: Sequence[EvalIt
     called = merged["called_tools"].map(set)
     tools_ok = [(g <= c) if g else not c for g, c in zip(gold, called)]
     facts = merged["id"].map(lambda i: list(by_id[i].facts))
-    facts_ok = [float(all(_compact(f) in _compact(a) for f in fs)) if fs else math.nan
+    facts_ok = [float(all(without_spaces(f) in without_spaces(a) for f in fs)) if fs else math.nan
                 for fs, a in zip(facts, merged["answer"].fillna("").astype(str))]
     error = merged["error"].fillna("").astype(str) != ""
     sent = ~over
@@ -857,6 +854,3 @@ def arm_summary(scores: pd.DataFrame, runs: pd.DataFrame, items: Sequence[EvalIt
     return table[[*by, "runs", "over_context", *[c for c in table.columns if c not in {*by, "runs", "over_context"}]]]
 
 
-def _compact(text: str) -> str:
-    """Text without white space: a fact is found in an answer ignoring spaces (as `agent_eval.fact_in`)."""
-    return "".join((text or "").split())

@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
-from toolroute.agent.pack import KNOWN_PACKS
+from toolroute.plugins import domain_names
 from toolroute.agent.tasks import Task, TaskDataError, load_tasks, tasks_path
 from toolroute.agent.pack import load_pack
 from toolroute.agent import AgentConfig, create_agent
@@ -92,9 +92,9 @@ def load_domain_tasks(domains: Sequence[str] | str, task_ids: Iterable[str] | No
     domains = list(dict.fromkeys(domains or []))
     if not domains:
         raise ValueError("domains: give at least one domain")
-    unknown = [d for d in domains if d not in KNOWN_PACKS]
+    unknown = [d for d in domains if d not in domain_names()]
     if unknown:
-        raise ValueError(f"domains: unknown domain(s) {unknown}; known: {list(KNOWN_PACKS)}")
+        raise ValueError(f"domains: unknown domain(s) {unknown}; known: {list(domain_names())}")
     missing = [d for d in domains if not tasks_path(d).is_file()]
     if missing:
         files = ", ".join(str(tasks_path(d)) for d in missing)

@@ -21,12 +21,13 @@ def run_server(domain: str = "insurance", host: str = "127.0.0.1", port: int = 8
     import uvicorn  # only when serving
 
     from toolroute.agent.pack import load_pack  # only when serving
-    from toolroute.domains.insurance.pack import mask_text as mask_korean_pii  # the Korean PII masks, for the logs of any domain
+    from toolroute.agent.redaction import mask_personal_data  # only when serving
     from toolroute.serve.logs import configure_logging  # only when serving
 
     pack = load_pack(domain)
-    configure_logging(lambda text: pack.mask_text(mask_korean_pii(text)), getattr(logging, log_level.upper(), logging.INFO))
-    app = create_app(domain, options=ServeOptions(domain=domain, memory_path=memory_path, e5_threads=e5_threads))
+    # The shapes of personal data every domain's logs hide (phones, resident numbers …), then the pack's own.
+    configure_logging(lambda text: pack.mask_text(mask_personal_data(text)[0]), getattr(logging, log_level.upper(), logging.INFO))
+    app = create_app(domain, options=ServeOptions(domain=domain, memory_path=memory_path, e5_threads=e5_threads, host=host))
     print(f"toolroute serve: {domain} on http://{host}:{port}/  (API docs: /docs; the agent builds its index first: /readyz)",
           flush=True)
     uvicorn.run(app, host=host, port=port, log_config=None, log_level=log_level)

@@ -12,7 +12,8 @@ Seed 002's six functions, all over the card API (`toolroute.serve.cards_api`):
 6. hot reload of a tool module (`/api/tools/reload-module/{module}`).
 
 The admin token is typed by the operator and kept in the tab's sessionStorage: the server never puts it
-in the page. Everything from the API reaches the DOM through `textContent`. An endpoint this server
+in the page. Every call but a GET carries it: the writes, and batch recall and failure analysis, which
+need it too (they cost a core and LLM calls). Everything from the API reaches the DOM through `textContent`. An endpoint this server
 does not have (404 "Not Found" from the framework, 405) is shown as "not available on this server".
 """
 
@@ -191,7 +192,8 @@ PAGE = """<!doctype html>
     if (r.status === 0) return "서버에 연결할 수 없습니다.";
     if (missing(r)) return "이 서버에서는 사용할 수 없는 기능입니다.";
     if (r.status === 401) return "관리자 토큰이 올바르지 않습니다. 위쪽의 토큰을 확인해 주세요.";
-    if (r.status === 403) return "이 서버는 카드 수정이 꺼져 있습니다 (서버에 TOOLROUTE_ADMIN_TOKEN이 설정되지 않음).";
+    if (r.status === 403) return "이 서버는 카드 수정과 평가가 꺼져 있습니다 (서버에 TOOLROUTE_ADMIN_TOKEN이 설정되지 않음).";
+    if (r.status === 413) return "입력이 너무 큽니다: " + detailText(r.data);
     if (r.status === 409) return "다른 사람이 이 카드를 먼저 수정했습니다. 최신 카드를 다시 불러온 뒤 다시 수정해 주세요.";
     if (r.status === 422) return "입력 오류: " + detailText(r.data);
     if (r.status === 428) return "카드 버전을 알 수 없습니다. 카드를 다시 불러와 주세요.";

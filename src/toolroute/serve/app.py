@@ -2,7 +2,7 @@
 
     GET  /                  the chat page (Korean UI)
     GET  /admin/tools       the admin dashboard (cards, quick test, history, unregister, hot reload)
-    GET  /healthz           the process answers
+    GET  /healthz           the process answers and the agent was not found broken (503 with the reason)
     GET  /readyz            the index is built and the LLM answers (503 until then)
     POST /api/chat          one turn as JSON: answer, tool calls, sources, thread id, token usage
     POST /api/chat/stream   one turn as Server-Sent Events (seed 000's events, see toolroute.agent.events)
@@ -12,6 +12,11 @@
 Limits: a message over `max_message_chars` → 413; a malformed thread id → 400, an unknown one → 404;
 at most `max_concurrent_turns` turns at once (the next gets 429 with Retry-After), one per thread (409);
 `turn_timeout` seconds per turn. Logs carry ids, routes and timings, never what was said.
+
+At the door (`serve.door`, every route): a `Host` the server answers for (421 otherwise), a body of at
+most `max_body_bytes` counted as it is read (413), JSON text that is valid Unicode (400 naming the
+field). Errors (`serve.errors`) name no path, URL or exception: those are logged under an error id
+that the client gets. A clean stop checkpoints the conversations' SQLite write-ahead log.
 """
 
 from __future__ import annotations
@@ -19,32 +24,36 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 import threading
 import uuid
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from contextlib import asynccontextmanager, nullcontext
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from toolroute.agent.registry import ToolRegistry
-from toolroute.config import data_dir, max_concurrent_turns, max_turn_chars, turn_timeout
+from toolroute.config import allowed_hosts as configured_hosts
+from toolroute.config import data_dir, max_body_bytes, max_concurrent_turns, max_turn_chars, turn_timeout
 from toolroute.routing import ToolRouter
+from toolroute.serve import errors
 from toolroute.serve.admin_page import render_admin_page
 from toolroute.serve.cards_api import CardOps, card_routes
+from toolroute.serve.door import ANY_ADDRESS, HostCheck, RequestBody, allowed_hosts
 from toolroute.serve.e5_threads import E5Threads, parse_setting
 from toolroute.serve.llm import LLMSupervisor
+from toolroute.plugins import domain_label
 from toolroute.serve.logs import LOGGER
 from toolroute.serve.page import render_page
 from toolroute.serve.turns import TurnRefused, TurnSlots, run_turn
 
 THREAD_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-MAX_BODY_BYTES = 64 * 1024
 
 
 class ChatRequest(BaseModel):
@@ -85,11 +94,21 @@ class ServeOptions:
     turn_timeout: float | None = None
     max_message_chars: int | None = None
     e5_threads: str = "auto"  # `serve.e5_threads`: one thread while other turns run, all cores alone; or a number
+    host: str = "127.0.0.1"  # the address served on: its name is answered for, unless it is every address
+    allowed_hosts: tuple[str, ...] | None = None  # more Host names (default: TOOLROUTE_ALLOWED_HOSTS)
+    max_body_bytes: int | None = None
 
     def resolved(self) -> "ServeOptions":
-        return ServeOptions(self.domain, Path(self.memory_path or data_dir() / "memory" / f"{self.domain}.sqlite"),
-                            self.max_concurrent_turns or max_concurrent_turns(), self.turn_timeout or turn_timeout(),
-                            self.max_message_chars or max_turn_chars(), self.e5_threads)
+        return replace(self, memory_path=Path(self.memory_path or data_dir() / "memory" / f"{self.domain}.sqlite"),
+                       max_concurrent_turns=self.max_concurrent_turns or max_concurrent_turns(),
+                       turn_timeout=self.turn_timeout or turn_timeout(),
+                       max_message_chars=self.max_message_chars or max_turn_chars(),
+                       allowed_hosts=tuple(self.allowed_hosts if self.allowed_hosts is not None else configured_hosts()),
+                       max_body_bytes=self.max_body_bytes or max_body_bytes())
+
+    def host_names(self) -> frozenset[str]:
+        """The Host names answered for: loopback, the bound address (unless every address), the listed ones."""
+        return allowed_hosts(self.host, self.allowed_hosts or ())
 
 
 class ServedAgent:
@@ -98,21 +117,46 @@ class ServedAgent:
     def __init__(self, factory: Callable[[Any], Any], supervisor: LLMSupervisor):
         self.factory, self.supervisor = factory, supervisor
         self.agent: Any = None
-        self.error: str | None = None
+        self.error: str | None = None  # why the build failed, for clients: no path, URL or exception name
         self.built = threading.Event()
 
     def build(self) -> None:
         try:
             self.agent = self.factory(self.supervisor.model())
-        except Exception as exc:  # noqa: BLE001 - reported by /readyz and the chat endpoints
-            self.error = f"{type(exc).__name__}: {exc}"
-            LOGGER.error("the agent could not be built: %s", self.error)
+        except Exception as exc:  # noqa: BLE001 - reported by /healthz, /readyz and every endpoint that needs it
+            self.error = errors.with_id(build_failure(exc), errors.logged("the agent could not be built", exc))
         finally:
             self.built.set()
+
+    def unavailable(self) -> HTTPException:
+        """503 for an endpoint that needs the agent: still building (retry), or broken (no Retry-After)."""
+        if self.error is not None:
+            return HTTPException(503, self.error)
+        return HTTPException(503, "the agent is starting (building the tool index); see /readyz",
+                             headers={"Retry-After": "5"})
 
     def refresh_llm(self) -> None:
         """Before each turn: a model on a live server (a new embedded child after a crash)."""
         self.agent.llm = self.supervisor.model()
+
+
+def build_failure(exc: BaseException) -> str:
+    """What broke, for a client: a damaged SQLite file is named as such (it will not heal by waiting)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, sqlite3.DatabaseError):
+            return "the agent could not be built: a SQLite store it opens (the conversations, the tool index) is damaged or not a database"
+        seen = seen.__cause__ or seen.__context__
+    return "the agent could not be built"
+
+
+def checkpoint_wal(checkpointer: Any) -> None:
+    """Fold the SQLite write-ahead log into the database and empty it (a clean stop leaves one file)."""
+    conn = getattr(checkpointer, "conn", None)
+    if not isinstance(conn, sqlite3.Connection):
+        return
+    with getattr(checkpointer, "lock", None) or nullcontext():
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def thread_exists(checkpointer: Any, thread_id: str) -> bool:
@@ -148,6 +192,9 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
     served = ServedAgent(agent_factory or _default_factory(options), supervisor)
     slots = TurnSlots(options.max_concurrent_turns)
     e5_threads = E5Threads(parse_setting(options.e5_threads))
+    if options.host.strip() in ANY_ADDRESS and not options.allowed_hosts:
+        LOGGER.warning("serving on every address, but only loopback Host names are answered (others: 421): "
+                       "list this server's names in TOOLROUTE_ALLOWED_HOSTS")
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -156,10 +203,16 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
         else:
             await run_in_threadpool(served.build)
         yield
+        if served.agent is not None:
+            try:
+                await run_in_threadpool(checkpoint_wal, getattr(served.agent, "checkpointer", None))
+            except sqlite3.Error as exc:
+                errors.logged("the conversations' write-ahead log could not be checkpointed at shutdown", exc)
         await run_in_threadpool(supervisor.close)
 
     app = FastAPI(title="toolroute", version="0.1.0", lifespan=lifespan,
-                  description="A Korean insurance TMR assistant with a tool router: chat over REST and SSE.")
+                  description=f"The {options.domain} assistant ({domain_label(options.domain)}) with a tool router: "
+                              "chat over REST and SSE.")
     app.state.served, app.state.slots, app.state.options, app.state.supervisor = served, slots, options, supervisor
 
     card_ops: dict[str, CardOps] = {}
@@ -167,27 +220,26 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
     def live_card_ops() -> CardOps:
         """The card operations of the built agent's router (503 until the agent is ready)."""
         agent = served.agent
-        if agent is None or not isinstance(getattr(agent, "router", None), ToolRouter):
-            raise HTTPException(503, "the agent is still being built (see /readyz)", headers={"Retry-After": "5"})
+        if agent is None:
+            raise served.unavailable()
+        if not isinstance(getattr(agent, "router", None), ToolRouter):
+            raise HTTPException(503, "this agent has no ToolRouter: its cards cannot be served")
         if "ops" not in card_ops:
             registry = getattr(agent, "registry", None) or ToolRegistry(agent)
             card_ops["ops"] = CardOps.open(agent.router, agent.pack.catalog_dir,
                                            on_change=lambda names: [agent._schemas.pop(n, None) for n in names],
-                                           registry=registry, llm=supervisor.model)
+                                           registry=registry, llm=supervisor.model, busy=lambda: slots.active)
         return card_ops["ops"]
 
     app.include_router(card_routes(live_card_ops))
-
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next):
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            return JSONResponse({"detail": f"request body over {MAX_BODY_BYTES} bytes"}, status_code=413)
-        return await call_next(request)
+    # Outermost first: the Host, then the body, then unexpected errors (inside Starlette's own).
+    errors.install(app)
+    app.add_middleware(RequestBody, max_bytes=options.max_body_bytes)
+    app.add_middleware(HostCheck, allowed=options.host_names())
 
     def _label() -> str:
         agent = served.agent
-        return agent.pack.label if agent is not None else {"insurance": "보험"}.get(options.domain, options.domain)
+        return agent.pack.label if agent is not None else domain_label(options.domain)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def page() -> str:
@@ -198,9 +250,13 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
         # The page holds no secret (the operator types the token); never cache it all the same.
         return HTMLResponse(render_admin_page(_label()), headers={"Cache-Control": "no-store"})
 
-    @app.get("/healthz", tags=["health"])
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    @app.get("/healthz", tags=["health"], responses={503: {}})
+    async def healthz() -> JSONResponse:
+        """200 while the process answers (building included); 503 once the agent could not be built (a
+        damaged store, …): waiting will not help, the reason says what broke (no path)."""
+        if served.error is not None:
+            return JSONResponse({"status": "unhealthy", "reason": served.error}, status_code=503)
+        return JSONResponse({"status": "ok"})
 
     @app.get("/readyz", tags=["health"])
     async def readyz() -> JSONResponse:
@@ -212,8 +268,7 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
 
     async def _thread(thread_id: str | None, must_exist: bool) -> tuple[Any, str]:
         if not served.built.is_set() or served.agent is None:
-            raise HTTPException(503, served.error or "the agent is starting (building the tool index)",
-                                headers={"Retry-After": "5"})
+            raise served.unavailable()
         agent = served.agent
         if thread_id is None:
             return agent, uuid.uuid4().hex

@@ -4,6 +4,9 @@
 - the configured endpoint (`TOOLROUTE_LLM_BASE_URL`): one `ChatOpenAI` on it;
 - the embedded model: a child process started on first use (`toolroute.llm`); when it has died (killed,
   crashed mid-stream), the next turn starts a new child and the agent gets a model on its new port.
+
+When no live server can be had, `model()` raises `LLMDown`, whose text names no URL, port or model
+file (clients may see it); the cause is logged under the error id it carries.
 """
 
 from __future__ import annotations
@@ -12,6 +15,11 @@ import time
 from typing import Any
 
 from toolroute.config import llm_endpoint
+from toolroute.serve.errors import logged, with_id
+
+
+class LLMDown(RuntimeError):
+    """No LLM server answers (the details, which name its address, are in the log under the error id)."""
 
 
 class LLMSupervisor:
@@ -40,7 +48,10 @@ class LLMSupervisor:
         """The chat model for the next turn (a new one when the server moved to a new address)."""
         if self._fixed is not None:
             return self._fixed
-        key = self.endpoint()
+        try:
+            key = self.endpoint()
+        except Exception as exc:  # noqa: BLE001 - its text names the endpoint's URL or the model's files
+            raise LLMDown(with_id("the LLM server does not answer", logged("no LLM server answers", exc))) from None
         if key != self._key:
             from toolroute.llm import chat_model  # the LLM client and server are loaded when a turn needs them
 

@@ -7,24 +7,41 @@ Built on the official `mcp` SDK (`MCPServer`, the v2 name of FastMCP). What a cl
   a call runs the real tool. Bad arguments and failures come back as tool errors (`isError`) that name
   the tool and the problem; the server keeps running.
 - resources: every ToolCard (`toolcard://<domain>/<name>`, JSON) and the list of cards
-  (`toolcard://<domain>/index`); for insurance also the product list (`insurance://products`), one
-  product (`insurance://products/{code}`, a template) and the table of contents of the standard terms
-  (`insurance://terms/toc`).
-- prompts (insurance): one per consultation scenario of `data/insurance/scenarios.yaml`, the flow's
-  questions in order with the tools each step calls; `customer_id` (or a free-text `customer`) fills in
-  who is on the phone.
+  (`toolcard://<domain>/index`), plus the pack's own (`DomainPack.resources`; for insurance the
+  product list, one product by code and the standard terms' table of contents).
+- prompts: the pack's (`DomainPack.prompts`; for insurance one per consultation scenario, the flow's
+  questions in order with the tools each step calls; `customer_id` or a free-text `customer` fills in
+  who is on the phone).
+
+The server reaches the domain only through its pack: no domain module is imported here.
 
 The router is built once, in a background thread started when the transport is up (building it cold
 takes a minute on 2 cores: embeddings plus the no-call fit), so listing and calling domain tools never
 wait for it; `route_tools` waits for it when called early.
+
+What a client may do and see (issue 37), each in its own module:
+
+- every tool call passes, in order: the routed gate (`serve.mcp_gate`; with `--routed` a call must pass
+  the `route` of a `route_tools` answer that returned its tool), size limits and strict validation
+  against the tool's JSON schema, no coercion (`serve.mcp_arguments`), handles turned back into ids,
+  the tool, and the client policy on its result (`serve.mcp_handles`: ids as handles, names and
+  personal data masked);
+- the pack's resources and prompts carry the same handles and masks (the ToolCards do not: they
+  are the tools' documentation, not tool data);
+- HTTP and SSE need a bearer token (`serve.mcp_auth`) and refuse bodies over
+  `mcp_arguments.MAX_BODY_BYTES` with 413; stdio is local.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
+import sys
 import threading
 import time
 from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, AsyncIterator, Callable
 
 import anyio
@@ -38,10 +55,15 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
+from toolroute.agent.pack import PackPrompt, PackResource
 from toolroute.cards import open_catalog
 from toolroute.config import toolcards_dir
+from toolroute.plugins import check_domain
 from toolroute.routing import RouterConfig
-from importlib.metadata import PackageNotFoundError, version
+from toolroute.serve.mcp_arguments import MAX_BODY_BYTES, ArgumentError, max_string_chars, validate_arguments
+from toolroute.serve.mcp_auth import StaticTokenVerifier, auth_settings, check_start
+from toolroute.serve.mcp_gate import ROUTE_ARGUMENT, ROUTE_TOOL, ROUTED_MAX_K, RoutedGate
+from toolroute.serve.mcp_handles import Handles, UnknownHandle
 
 TRANSPORTS = ("stdio", "http", "sse")
 DEFAULT_HOST = "127.0.0.1"
@@ -124,23 +146,64 @@ class DomainTool(Tool):
         return _result(result) if convert_result else result
 
 
-def _route_tools_tool(holder: RouterHolder) -> Tool:
-    def route_tools(query: str, k: int = 5) -> str:
+def _route_tools_tool(holder: RouterHolder, max_k: int = MAX_K) -> Tool:
+    def route_tools(query: str, k: int = 5) -> dict[str, Any]:
         """Rank this domain's tools for a request (hybrid dense + BM25 router over the ToolCards).
 
         Returns JSON: the k best tools with scores, `no_call` (true when the request needs no tool,
         e.g. small talk or out of domain) and `call_probability`."""
         if not query.strip():
             raise ToolError("query is empty")
-        if not 1 <= k <= MAX_K:
-            raise ToolError(f"k must be between 1 and {MAX_K}, got {k}")
+        if not 1 <= k <= max_k:
+            raise ToolError(f"k must be between 1 and {max_k}, got {k}")
         try:
             result = holder.get().route(query)
         except ValueError as exc:  # a query over the turn limit names the limit
             raise ToolError(str(exc)) from exc
-        return _json(result.to_dict(k))
+        return result.to_dict(k)
 
-    return Tool.from_function(route_tools, annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+    description = route_tools.__doc__ or ""
+    if max_k < MAX_K:
+        description += (f"\n\nRouted mode: call this first (k at most {max_k}); it also returns `route`, which "
+                        "each call of one of the tools it returned must pass as its `route` argument.")
+    return Tool.from_function(route_tools, description=description, structured_output=False,
+                              annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+
+
+class GuardedMCPServer(MCPServer):
+    """The SDK's server with the checks every tool call passes (the module docstring), in one place:
+    `call_tool` is what the SDK's `tools/call` handler calls, and its `ToolError` becomes an `isError`
+    result the client reads."""
+
+    def __init__(self, *args: Any, tools: list[Tool], handles: Handles, gate: RoutedGate, **kwargs: Any):
+        self.schemas = {t.name: t.parameters for t in tools}  # what the arguments are checked against
+        for tool in tools:
+            if tool.name != ROUTE_TOOL:
+                tool.parameters = gate.parameters(tool.parameters)  # what tools/list shows
+        super().__init__(*args, tools=tools, **kwargs)
+        self.tools_by_name = {t.name: t for t in tools}
+        self.handles = handles
+        self.gate = gate
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
+        tool = self.tools_by_name.get(name)
+        if tool is None:
+            raise ToolError(f"Unknown tool: {name}")
+        arguments = self.gate.check(name, arguments)
+        try:
+            validate_arguments(name, self.schemas[name], arguments)
+            real = self.handles.resolve_arguments(arguments)
+        except ArgumentError as exc:
+            raise ToolError(str(exc)) from None
+        except UnknownHandle as exc:
+            raise ToolError(f"{name}: {exc}") from None
+        try:
+            data = await tool.run(real, context)
+        except ToolError as exc:  # the tool's own words may quote an id or a name (same class: a crash stays one)
+            raise type(exc)(self.handles.guard(str(exc), real)) from exc
+        if name == ROUTE_TOOL and self.gate.enabled:
+            data = {**data, ROUTE_ARGUMENT: self.gate.issue(data)}
+        return _result(self.handles.guard(data, real))
 
 
 # Resources
@@ -167,118 +230,86 @@ def _card_resources(domain: str, catalog_path: str) -> list[FunctionResource]:
     return out
 
 
-def product_list() -> list[dict[str, Any]]:
-    from toolroute.domains.insurance.products import load_products  # insurance resources: loaded only when serving that domain
+def _resolved(arguments: dict[str, Any], handles: Handles) -> dict[str, Any]:
+    """A resource's or prompt's arguments with handles taken back to the ids they stand for."""
+    out = {}
+    for name, value in arguments.items():
+        if value is None:
+            continue
+        if len(value) > max_string_chars():
+            raise MCPError(INVALID_PARAMS, f"{name}: longer than {max_string_chars():,} characters")
+        out[name] = handles.resolve(value.strip()) or value.strip()
+    return out
 
-    return [{"code": p.code, "name": p.name, "category": p.category, "description": p.description,
-             "join_age": f"{p.join_age_min}~{p.join_age_max}세", "channels": list(p.channels),
-             "simplified_underwriting": p.simplified_underwriting, "renewable": p.renewable,
-             "coverage_period": p.coverage_period, "payment_terms": list(p.payment_terms),
-             "version": p.version} for p in load_products().values()]
+
+def _template_reader(resource: PackResource, handles: Handles) -> Callable[..., str]:
+    """A function whose parameters are the template's parts (the SDK matches them by name)."""
+
+    def read(**parts: str) -> str:
+        try:
+            return _json(handles.guard(resource.read(**_resolved(parts, handles))))
+        except LookupError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc.args[0] if exc.args else exc)) from None
+
+    params = re.findall(r"{(\w+)}", resource.uri)
+    read.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, annotation=str) for p in params])
+    read.__annotations__ = {**{p: str for p in params}, "return": str}
+    read.__name__ = resource.name
+    return read
 
 
-def terms_toc() -> dict[str, Any]:
-    """The standard terms' chapters (제N관) with their articles (제N조), in order."""
-    from toolroute.domains.insurance.documents import document_specs  # insurance resources: loaded only when serving that domain
-
-    spec = next(s for s in document_specs() if s.doc_type == "terms")
-    chapters: list[dict[str, Any]] = []
-    for heading, _body in spec.sections:
-        if "관 " in heading.split("(")[0] and heading.startswith("제"):
-            chapters.append({"chapter": heading, "articles": []})
-        elif chapters:
-            chapters[-1]["articles"].append(heading)
+def _pack_resources(server: MCPServer, pack: Any, handles: Handles) -> None:
+    """The pack's own resources. Their ids are internal like the others (the answers never show them,
+    `pack.remove_patterns`): a client sees handles, which a template takes back."""
+    for resource in pack.resources():
+        if "{" in resource.uri:
+            server.resource(resource.uri, name=resource.name, mime_type="application/json",
+                            description=resource.description)(_template_reader(resource, handles))
         else:
-            chapters.append({"chapter": "", "articles": [heading]})
-    return {"title": spec.title, "document": f"{spec.stem}.pdf", "chapters": chapters}
-
-
-def _insurance_resources(server: MCPServer) -> None:
-    server.add_resource(FunctionResource(
-        uri="insurance://products", name="products", mime_type="application/json", fn=lambda: _json(product_list()),
-        description="The products on sale: code, name, category, join ages, channels, underwriting, renewal"))
-    server.add_resource(FunctionResource(
-        uri="insurance://terms/toc", name="terms-toc", mime_type="application/json", fn=lambda: _json(terms_toc()),
-        description="Table of contents of the standard terms (표준약관): chapters and articles"))
-
-    @server.resource("insurance://products/{code}", name="product", mime_type="application/json",
-                     description="One product in full (coverages, riders, exclusions, premiums …) by code, e.g. B001")
-    def product(code: str) -> str:
-        from toolroute.domains.insurance.products import get_product  # insurance resources: loaded only when serving that domain
-
-        found = get_product(code)
-        if found is None:
-            raise MCPError(INVALID_PARAMS, f"no product {code!r}; see insurance://products")
-        return _json(found.model_dump(mode="json"))
+            server.add_resource(FunctionResource(
+                uri=resource.uri, name=resource.name, mime_type="application/json", description=resource.description,
+                fn=lambda read=resource.read: _json(handles.guard(read()))))
 
 
 # Prompts
 
 
-def _scenario_prompt(scenario: Any, rules: str) -> Prompt:
-    from toolroute.domains.insurance import customers as db  # insurance resources: loaded only when serving that domain
+def _prompt(prompt: PackPrompt, handles: Handles) -> Prompt:
+    """The pack's prompt with its text and argument descriptions masked alike (handles, masked names)."""
+    records = list(prompt.records)
 
-    original = db.find_customers(customer_id=scenario.customer_id)[0] if scenario.customer_id else None
+    def render(**arguments: str) -> list[UserMessage]:
+        try:
+            text, named = prompt.render(**_resolved(arguments, handles))
+        except LookupError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc.args[0] if exc.args else exc)) from None
+        return [UserMessage(handles.guard({"text": text, "records": named})["text"])]
 
-    def steps(rename: tuple[str, str] | None) -> str:
-        lines = []
-        for i, turn in enumerate(scenario.turns, start=1):
-            question = turn.user.replace(*rename) if rename else turn.user
-            tools = " → ".join(dict.fromkeys(c.tool for c in turn.expected_calls)) or "(도구 없이 답변)"
-            lines.append(f"{i}단계: 「{question}」 → {tools}")
-        return "\n".join(lines)
+    def guarded(text: str) -> str:  # a title or description may name the scenario's customer
+        return handles.guard({"text": text, "records": records})["text"]
 
-    def render(customer_id: str | None = None, customer: str | None = None) -> list[UserMessage]:
-        rename = None
-        who = customer.strip() if customer else ""
-        if original is not None:
-            chosen = original
-            if customer_id and customer_id.strip().upper() != original["customer_id"]:
-                found = db.find_customers(customer_id=customer_id.strip())
-                if not found:
-                    raise MCPError(INVALID_PARAMS, f"no customer {customer_id!r} (ids look like C0001)")
-                chosen = found[0]
-                rename = (original["name"], chosen["name"])
-            who = f"{chosen['name']} ({chosen['customer_id']}, {chosen['age']}세 {chosen['sex']})"
-        title = scenario.title.replace(*rename) if rename else scenario.title
-        text = (f"한결생명 TM 상담 흐름을 따라 상담을 도와주세요: {title}\n"
-                + (f"고객: {who}\n" if who else "")
-                + f"\n{rules}\n\n단계별 질문과 확인할 도구 (고객의 답에 따라 순서와 질문을 조정하세요):\n"
-                + steps(rename))
-        return [UserMessage(text)]
-
-    if original is not None:
-        arguments = [PromptArgument(name="customer_id", required=False,
-                                    description=f"the customer on the call (default {original['customer_id']}, "
-                                                f"{original['name']})")]
-    else:
-        arguments = [PromptArgument(name="customer", required=False,
-                                    description="who is on the call, in words (e.g. '48세 남성 택시기사')")]
-    slug = scenario.id.lower()
-    return Prompt(name=f"consult_{slug}", title=scenario.title, fn=render, arguments=arguments,
-                  description=f"{scenario.title} ({len(scenario.turns)} steps; {scenario.source})")
+    arguments = [PromptArgument(name=name, required=False, description=guarded(text)) for name, text in prompt.arguments]
+    return Prompt(name=prompt.name, title=guarded(prompt.title), description=guarded(prompt.description), fn=render,
+                  arguments=arguments)
 
 
-def _insurance_prompts(server: MCPServer) -> None:
-    from toolroute.domains.insurance.pack import SYSTEM_PROMPT  # insurance resources: loaded only when serving that domain
-    from toolroute.domains.insurance.scenarios import load_scenarios  # insurance resources: loaded only when serving that domain
-
-    rules = SYSTEM_PROMPT.split("\n", 1)[1]  # the rules, without the persona line
-    for scenario in load_scenarios():
-        server.add_prompt(_scenario_prompt(scenario, rules))
+def _pack_prompts(server: MCPServer, pack: Any, handles: Handles) -> None:
+    for prompt in pack.prompts():
+        server.add_prompt(_prompt(prompt, handles))
 
 
 # The server
 
 
 def create_server(domain: str = "insurance", router_config: RouterConfig | None = None,
-                  warm_router: bool = True) -> MCPServer:
+                  warm_router: bool = True, routed: bool = False, token: str | None = None) -> GuardedMCPServer:
     """The MCP server of one domain (see the module docstring). `warm_router`: start building the router
-    in the background once the transport is up."""
-    from toolroute.agent.pack import KNOWN_PACKS, load_pack  # builds the domain's tools: loaded when the server starts, not on import
+    in the background once the transport is up; `routed`: the routed mode (`serve.mcp_gate`); `token`:
+    the bearer token its HTTP apps require (`http_app`)."""
+    from toolroute.agent.pack import load_pack  # builds the domain's tools: loaded when the server starts, not on import
 
-    if domain not in KNOWN_PACKS:
-        raise ValueError(f"unknown domain {domain!r}; one of {', '.join(KNOWN_PACKS)}")
+    check_domain(domain)
     config = router_config or RouterConfig(catalog=str(toolcards_dir(domain)))
     holder = RouterHolder(config)
     pack = load_pack(domain)
@@ -289,15 +320,21 @@ def create_server(domain: str = "insurance", router_config: RouterConfig | None 
             holder.warm()
         yield {"router": holder}
 
-    tools = [_route_tools_tool(holder)] + [DomainTool.of(t) for t in pack.tools]
-    server = MCPServer(name=f"toolroute-{domain}", version=_version(), tools=tools, lifespan=lifespan,
-                       resources=_card_resources(domain, config.catalog),
-                       instructions=(f"Tools of the {pack.label or domain} domain. Call route_tools first to find "
-                                     "the few tools a request needs, then call them."))
+    tools = [_route_tools_tool(holder, ROUTED_MAX_K if routed else MAX_K)] + [DomainTool.of(t) for t in pack.tools]
+    handles = Handles(pack)
+    instructions = (f"Tools of the {pack.label or domain} domain. Call route_tools first to find the few tools a "
+                    "request needs, then call them. Ids in results are handles (e.g. customer_…): pass them on "
+                    "as they are.")
+    if routed:
+        instructions += (" Routed mode: a tool can be called only with the `route` of a route_tools answer that "
+                         "returned it.")
+    auth = {"token_verifier": StaticTokenVerifier(token), "auth": auth_settings()} if token else {}
+    server = GuardedMCPServer(name=f"toolroute-{domain}", version=_version(), tools=tools, lifespan=lifespan,
+                              resources=_card_resources(domain, config.catalog), instructions=instructions,
+                              handles=handles, gate=RoutedGate(routed), **auth)
     server.router_holder = holder  # type: ignore[attr-defined]  # for tests and timing
-    if domain == "insurance":
-        _insurance_resources(server)
-        _insurance_prompts(server)
+    _pack_resources(server, pack, handles)
+    _pack_prompts(server, pack, handles)
     return server
 
 
@@ -308,16 +345,34 @@ def _version() -> str:
         return "0"
 
 
+def http_app(server: MCPServer, transport: str, host: str = DEFAULT_HOST) -> Any:
+    """The ASGI app of an HTTP transport: `http` streamable HTTP at `/mcp`, `sse` the older HTTP+SSE at
+    `/sse` (+ `/messages/`). The SDK's own middleware checks the token (401) when the server has one,
+    the request body's size as it is read (413 over `MAX_BODY_BYTES`, chunked or not) and, on a
+    loopback host, the `Host` header (421)."""
+    if transport == "http":
+        return server.streamable_http_app(host=host, max_request_body_size=MAX_BODY_BYTES)
+    if transport == "sse":
+        return server.sse_app(host=host, max_request_body_size=MAX_BODY_BYTES)
+    raise ValueError(f"{transport!r} is no HTTP transport; one of http, sse")
+
+
 def serve(domain: str = "insurance", transport: str = "stdio", host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-          router_config: RouterConfig | None = None) -> None:
+          router_config: RouterConfig | None = None, token: str | None = None, no_token: bool = False,
+          routed: bool = False) -> None:
     """Run the server until the client disconnects (stdio) or Ctrl-C: `http` serves streamable HTTP at
-    `/mcp`, `sse` the older HTTP+SSE transport at `/sse` (clients that predate streamable HTTP)."""
+    `/mcp`, `sse` the older HTTP+SSE transport at `/sse` (clients that predate streamable HTTP).
+    HTTP needs `token` (or `no_token` on a loopback host, `serve.mcp_auth.check_start`: raises
+    `UnsafeStart` before anything is loaded)."""
     if transport not in TRANSPORTS:
         raise ValueError(f"unknown transport {transport!r}; one of {', '.join(TRANSPORTS)}")
-    server = create_server(domain, router_config)
+    warning = check_start(transport, host, token, no_token)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
+    server = create_server(domain, router_config, routed=routed, token=token if transport != "stdio" else None)
     if transport == "stdio":
         server.run("stdio")
-    elif transport == "http":
-        server.run("streamable-http", host=host, port=port)
-    else:
-        server.run("sse", host=host, port=port)
+        return
+    import uvicorn  # only when serving HTTP
+
+    uvicorn.run(http_app(server, transport, host), host=host, port=port, log_level="info")

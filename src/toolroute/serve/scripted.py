@@ -4,11 +4,14 @@ For tests, demos and `benchmarks/bench_serve.py`: the served agent talks to it e
 server (`/v1/models`, `/v1/chat/completions`, streamed or not, with tool calls). The script:
 
 - with tools bound, each tool of `plan` that is bound and not yet called in this turn is called next
-  (with the plan's arguments), one call per reply;
+  (with the plan's arguments), one call per reply (`call_unbound`: bound or not);
 - otherwise the reply is text: the turn's marker (`[T-…]` in the user's message, so a reply can be
   traced to its thread), then the tool results' summaries, streamed a few characters per chunk;
 - a user message containing `[crash]` makes the process exit in the middle of its streamed reply
-  (the "LLM killed mid-stream" fault);
+  (the "LLM killed mid-stream" fault); `[cut]` ends the streamed reply cleanly after half its text,
+  with no finish reason and no `[DONE]` (a server stopped gracefully mid-reply, or a proxy that cut it);
+  `[say:KEY]` makes the text reply `says[KEY]` (replies with given content, e.g. a phone number that
+  the user's own message could not carry past the input guardrail);
 - every reply names the requested model and carries a `system_fingerprint` (as OpenAI's do);
 - with `busy_every=n`, every n-th chat request is answered 429 (rate limited, `Retry-After: 0`)
   instead, as a rate-limited provider does; `app.state.stats` counts requests and 429s.
@@ -31,6 +34,7 @@ import uuid
 from typing import Any
 
 MARKER = re.compile(r"\[T-[A-Za-z0-9]+\]")
+SAY = re.compile(r"\[say:(\w+)\]")
 DEFAULT_PLAN = {
     "premium_estimate": {"product": "실속치매보험", "age": 55, "sex": "여성"},
     "coverage_summary": {"product": "실속치매보험"},
@@ -45,16 +49,21 @@ def _turn(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
 
 
 def scripted_reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                   plan: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """{"content": text} or {"tool_call": (name, args)} for one request."""
+                   plan: dict[str, dict[str, Any]], call_unbound: bool = False,
+                   says: dict[str, str] | None = None) -> dict[str, Any]:
+    """{"content": text} or {"tool_call": (name, args)} for one request (`call_unbound`: the plan's
+    tools are called whether they are bound or not, as a model that names a tool it was not given)."""
     user, results = _turn(messages)
     called = {m.get("name") for m in results}
     called |= {c["function"]["name"] for m in messages if m.get("role") == "assistant" for c in m.get("tool_calls") or []
                if any(r.get("tool_call_id") == c.get("id") for r in results)}
     bound = [t["function"]["name"] for t in tools or []]
     for name, args in plan.items():
-        if name in bound and name not in called and len(results) < len(plan):
+        if (name in bound or (call_unbound and bound)) and name not in called and len(results) < len(plan):
             return {"tool_call": (name, args)}
+    said = SAY.search(user)
+    if said and said.group(1) in (says or {}):
+        return {"content": (says or {})[said.group(1)]}
     marker = MARKER.search(user)
     summaries = [str(m.get("content") or "").splitlines()[0] for m in results]
     if not summaries and "[도구 결과]" in user:
@@ -66,7 +75,7 @@ def scripted_reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] |
 
 def create_scripted_app(latency: float = 0.2, plan: dict[str, dict[str, Any]] | None = None,
                         chunk_chars: int = 6, chunk_delay: float = 0.005, fingerprint: str = "fp_scripted",
-                        busy_every: int = 0):
+                        busy_every: int = 0, call_unbound: bool = False, says: dict[str, str] | None = None):
     """The endpoint as a Starlette app (answers after `latency` seconds; every `busy_every`-th request 429)."""
     from starlette.applications import Starlette  # a test and benchmark fixture: loaded only when the scripted server starts
     from starlette.requests import Request  # a test and benchmark fixture: loaded only when the scripted server starts
@@ -88,8 +97,8 @@ def create_scripted_app(latency: float = 0.2, plan: dict[str, dict[str, Any]] | 
                                 status_code=429, headers={"Retry-After": "0"})
         await asyncio.sleep(latency)
         messages = body.get("messages", [])
-        reply = scripted_reply(messages, body.get("tools"), plan)
-        crash = "[crash]" in _turn(messages)[0]
+        reply = scripted_reply(messages, body.get("tools"), plan, call_unbound, says)
+        crash, cut = "[crash]" in _turn(messages)[0], "[cut]" in _turn(messages)[0]
         cid, created, model = f"chatcmpl-{uuid.uuid4().hex[:12]}", int(time.time()), body.get("model", "scripted")
         usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
         call = None
@@ -122,6 +131,8 @@ def create_scripted_app(latency: float = 0.2, plan: dict[str, dict[str, Any]] | 
                 for i in range(0, len(text), chunk_chars):
                     if crash and i >= len(text) // 2:
                         os._exit(1)  # the fault: the LLM server dies in the middle of its reply
+                    if cut and i >= len(text) // 2:
+                        return  # the fault: the reply ends here, cleanly, without its last chunk
                     yield chunk({"content": text[i:i + chunk_chars]})
                     await asyncio.sleep(chunk_delay)
                 yield chunk({}, "stop", with_usage=True)

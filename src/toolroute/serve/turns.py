@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable
 
-from toolroute.agent.events import turn_events
+from toolroute.agent.events import public_error, turn_events
+from toolroute.serve.llm import LLMDown
 from toolroute.serve.logs import LOGGER, turn_line
 
 
@@ -94,8 +95,11 @@ async def run_turn(agent: Any, question: str, thread_id: str, slots: TurnSlots, 
                 before()
             for item in turn_events(agent, question, thread_id, cancel, deadline):
                 post(item)
-        except Exception as exc:  # noqa: BLE001 - reported to the client as an error frame
-            post(("__failed__", f"{type(exc).__name__}: {exc}"))
+        except Exception as exc:  # noqa: BLE001 - reported to the client as an error frame (kind and id only)
+            detail = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, LLMDown):  # no live LLM server: an LLM failure, as the graph marks its own
+                detail += " (LLM at the supervised server)"
+            post(("__failed__", detail))
         finally:
             seconds = time.monotonic() - started
             slots.release(thread_id, seconds)
@@ -118,18 +122,18 @@ async def run_turn(agent: Any, question: str, thread_id: str, slots: TurnSlots, 
             except asyncio.TimeoutError:
                 cancel.set()
                 if not done:
-                    yield "error", {"error": f"turn timed out after {timeout:g} s"}
+                    yield "error", public_error(f"turn timed out after {timeout:g} s")
                     yield "done", {"failed": True, "replaced": True, "answer": "", "thread_id": thread_id}
                 return
             if item is _END:
                 if not done:  # the worker ended without a done frame
-                    yield "error", {"error": "turn ended without an answer"}
+                    yield "error", public_error("turn ended without an answer")
                     yield "done", {"failed": True, "replaced": True, "answer": "", "thread_id": thread_id}
                 return
             event, data = item
             if event == "__failed__":
                 summary["failed"] = True
-                yield "error", {"error": data}
+                yield "error", public_error(data)
                 yield "done", {"failed": True, "replaced": True, "answer": "", "thread_id": thread_id}
                 done = True
                 continue

@@ -4,6 +4,8 @@ The names are the contract of `shared/spec/insurance_tools.md`: card names, tool
 evaluation label use them exactly.
 """
 
+LABEL = "보험"  # the domain in its users' words (refusals, page titles)
+
 TOOL_MODULES: dict[str, list[str]] = {
     "product": [
         "product_search", "product_get", "product_compare", "product_latest_version_check",

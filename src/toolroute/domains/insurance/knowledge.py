@@ -34,6 +34,7 @@ from toolroute.rag.pdf import Page, extract_pages
 from toolroute.rag.store import DocumentStore, IngestReport, Passage
 from toolroute.embeddings import get_embedder
 from toolroute.chroma import open_client
+from toolroute.text import without_spaces
 
 __all__ = [
     "COLLECTIONS", "DEFAULT_OVERLAP", "DEFAULT_SIZE", "collection_of", "document_chunks", "document_pages",
@@ -74,10 +75,6 @@ def section_headings(pages: Iterable[Page]) -> list[tuple[int, str]]:
     return out
 
 
-def _compact(text: str) -> str:
-    return "".join(text.split())
-
-
 def _sections_of_chunks(pages: list[Page], chunks: list[Chunk]) -> list[str]:
     """For each chunk (of one document, in order), the heading in force where it starts."""
     sentences = document_sentences(pages)
@@ -86,13 +83,13 @@ def _sections_of_chunks(pages: list[Page], chunks: list[Chunk]) -> list[str]:
     for s in sentences:
         if _is_heading(s.text):
             marks.append((offset, s.text))
-        piece = _compact(s.text)
+        piece = without_spaces(s.text)
         full.append(piece)
         offset += len(piece)
     text = "".join(full)
     out, cursor = [], 0
     for chunk in chunks:
-        probe = _compact(chunk.text)[:60]
+        probe = without_spaces(chunk.text)[:60]
         found = text.find(probe, cursor)
         if found < 0:
             found = text.find(probe)

@@ -8,8 +8,9 @@ from typing import Any
 
 from toolroute.agent.pack import DomainPack
 from toolroute.config import toolcards_dir
+from toolroute.domains.insurance import LABEL
 from toolroute.domains.insurance import customers as db
-from toolroute.domains.insurance import reference
+from toolroute.domains.insurance import reference, resources
 from toolroute.domains.insurance.products import load_products
 from toolroute.domains.insurance.tools import build_tools
 from toolroute.agent.redaction import mask_outside, mask_personal_data
@@ -168,6 +169,14 @@ def mask_text(text: str) -> str:
     return mask_outside(masked, public, lambda part: reference.mask_personal_data(part)[0])
 
 
+def suggested_customer_names(record: dict[str, Any]) -> list[str]:
+    """The close names a customer search that found nobody suggests (`not_found` with `candidates`):
+    other customers' names."""
+    if record.get("what") == "customer" and isinstance(record.get("candidates"), list):
+        return [c for c in record["candidates"] if isinstance(c, str)]
+    return []
+
+
 def find_banned(sentence: str) -> list[dict[str, Any]]:
     return reference.find_banned_phrases(sentence)
 
@@ -178,19 +187,23 @@ def build_pack() -> DomainPack:
         answer_start="[가-힣0-9]",  # answers in Korean (AgentConfig.constrained_calls)
         tools=build_tools(),
         system_prompt=SYSTEM_PROMPT,
-        label="보험",
+        label=LABEL,
         rerank_prompt=RERANK_PROMPT,
         augment_prompt=AUGMENT_PROMPT,
         catalog_dir=toolcards_dir("insurance"),
         extract_context=extract_context,
         render_context=render_context,
         mask_text=mask_text,
+        resources=resources.resources,
+        prompts=resources.prompts,
         # product / rider codes, customer and contract ids: internal, never in an answer
         # (bounded by lookarounds on ASCII: `\b` finds no boundary before a Hangul particle, "B001은";
         # the guardrail also matches them in any case and width, in parentheses, with the particle)
         remove_patterns=[r"(?<![A-Za-z0-9_])B0\d{2}(?:-R\d{2})?(?![A-Za-z0-9_])",
                          r"(?<![A-Za-z0-9_])C\d{4}(?![A-Za-z0-9_])", r"(?<![A-Za-z0-9_])CT\d{5}(?![A-Za-z0-9_])"],
         find_banned=find_banned,
+        person_keys=("customer_id",),
+        names_in=suggested_customer_names,
         disclaimer=DISCLAIMER,
         disclaimer_markers=DISCLAIMER_MARKERS,
         result_labels=RESULT_LABELS,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from toolroute.text import folded
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -355,8 +356,8 @@ class Reference:
         if range_match:
             wanted = f"{range_match.group(1).upper()}-{range_match.group(2).upper()}"
             return [k for k in self.kcd if k.code == wanted]
-        compact = _compact(text)
-        exact = [k for k in self.kcd if compact in {_compact(a) for a in [k.name, *k.aliases]}]
+        compact = folded(text)
+        exact = [k for k in self.kcd if compact in {folded(a) for a in [k.name, *k.aliases]}]
         if exact:
             return exact
         found = _longest_alias_match(text, ((k, [k.name, *k.aliases]) for k in self.kcd))
@@ -366,9 +367,9 @@ class Reference:
         """The definition of a term or alias; exact names first, then the longest one in the text."""
         if not term or not str(term).strip():
             return None
-        compact = _compact(str(term))
+        compact = folded(str(term))
         for d in self.definitions:
-            if compact in {_compact(a) for a in [d.term, *d.aliases]}:
+            if compact in {folded(a) for a in [d.term, *d.aliases]}:
                 return d
         return _longest_alias_match(term, ((d, [d.term, *d.aliases]) for d in self.definitions))
 
@@ -384,14 +385,14 @@ class Reference:
         """Every risk condition named in `text`, in table order ('고혈압이랑 당뇨' -> both)."""
         if not text:
             return []
-        compact = _compact(str(text))
+        compact = folded(str(text))
         spans: list[tuple[int, int, RiskCondition]] = []
         for cond in self.risk_conditions:
             best = None
             for alias in sorted([cond.name, *cond.aliases], key=len, reverse=True):
-                pos = compact.find(_compact(alias))
+                pos = compact.find(folded(alias))
                 if pos >= 0:
-                    best = (pos, pos + len(_compact(alias)), cond)
+                    best = (pos, pos + len(folded(alias)), cond)
                     break
             if best:
                 spans.append(best)
@@ -416,10 +417,10 @@ class Reference:
         """Conflict rules whose benefits or keywords appear in `text`, best matches first."""
         if not text:
             return []
-        compact = _compact(str(text))
+        compact = folded(str(text))
         scored = []
         for index, rule in enumerate(self.conflict_rules):
-            words = {_compact(w) for w in [*rule.benefits, *rule.keywords, rule.title]}
+            words = {folded(w) for w in [*rule.benefits, *rule.keywords, rule.title]}
             score = sum(len(w) for w in words if w and w in compact)
             if score:
                 scored.append((-score, index, rule))
@@ -470,10 +471,6 @@ def _unique(ref: Reference, name: str, values: list[str], what: str) -> None:
         seen.add(value)
 
 
-def _compact(text: str) -> str:
-    return re.sub(r"\s+", "", str(text)).lower()
-
-
 def _code_in(code: str, entry: str) -> bool:
     """Is the single code `code` ('F01') equal to or inside the entry ('F01' or 'F00-F03')?"""
     if "-" not in entry:
@@ -486,11 +483,11 @@ def _longest_alias_match(text: str | None, rows: Any) -> Any:
     """The row whose alias (spaces removed) is the longest substring of `text`; first row wins ties."""
     if not text or not str(text).strip():
         return None
-    compact = _compact(str(text))
+    compact = folded(str(text))
     best, best_len = None, 0
     for row, aliases in rows:
         for alias in aliases:
-            a = _compact(alias)
+            a = folded(alias)
             if a and a in compact and len(a) > best_len:
                 best, best_len = row, len(a)
     return best

@@ -18,6 +18,8 @@ Which tool answers which request (card writers and query writers both follow thi
   schedules the tools do not hold.
 """
 
+LABEL = "설비 정비"  # the domain in its users' words (refusals, page titles)
+
 TOOL_NAMES: list[str] = [
     "search_documents",
     "query_knowledge_graph",

@@ -7,6 +7,7 @@ from typing import Any
 
 from toolroute.agent.pack import DomainPack
 from toolroute.config import toolcards_dir
+from toolroute.domains.plant import LABEL
 from toolroute.domains.plant.graph import compact, load_graph
 from toolroute.domains.plant.tools import TOOLS
 
@@ -107,7 +108,7 @@ def build_pack() -> DomainPack:
         answer_start="[가-힣0-9]",  # answers in Korean (AgentConfig.constrained_calls)
         tools=list(TOOLS),
         system_prompt=SYSTEM_PROMPT,
-        label="설비 정비",
+        label=LABEL,
         catalog_dir=toolcards_dir("plant"),
         extract_context=extract_context,
         render_context=render_context,

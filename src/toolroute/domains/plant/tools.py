@@ -20,7 +20,7 @@ from typing import Annotated, Any, Callable
 from langchain_core.tools import tool
 from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
-from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok
+from toolroute.domains.tool_results import needs_user_input, not_found, ok
 from toolroute.domains.plant import TOOL_NAMES
 from toolroute.domains.plant import documents as docs
 from toolroute.domains.plant import records

@@ -9,6 +9,8 @@ Training / simulation only: the rules (`data/threat_rules.yaml`), the assets
 The names below are the contract: cards, tools, eval queries and tasks use them exactly.
 """
 
+LABEL = "위협 평가"  # the domain in its users' words (refusals, page titles)
+
 TOOL_MODULES: dict[str, list[str]] = {
     "tools": ["assess_threat_level", "lookup_response_procedure", "check_intercept_asset_availability"],
 }

@@ -34,6 +34,7 @@ from toolroute.rag.pdf import Page, extract_pages, write_pdf_if_changed
 from toolroute.rag.store import DocumentStore, IngestReport
 from toolroute.embeddings import get_embedder
 from toolroute.chroma import open_client
+from toolroute.text import without_spaces
 
 __all__ = [
     "COLLECTION", "DEFAULT_OVERLAP", "DEFAULT_SIZE", "DocumentInfo", "Procedure", "build_documents",
@@ -116,23 +117,19 @@ def build_documents(out_dir: str | os.PathLike | None = None) -> list[DocumentIn
     return infos
 
 
-def _compact(text: str) -> str:
-    return "".join(text.split())
-
-
 def _sections(pages: list[Page], chunks: list[Chunk], headings: set[str]) -> list[str]:
     """For each chunk of one document (in order), the section heading in force where it starts."""
     marks, parts, offset = [], [], 0
     for sentence in document_sentences(pages):
         if sentence.text in headings:
             marks.append((offset, sentence.text))
-        piece = _compact(sentence.text)
+        piece = without_spaces(sentence.text)
         parts.append(piece)
         offset += len(piece)
     text = "".join(parts)
     out, cursor = [], 0
     for chunk in chunks:
-        found = text.find(_compact(chunk.text)[:60], cursor)
+        found = text.find(without_spaces(chunk.text)[:60], cursor)
         cursor = found if found >= 0 else cursor
         # Before the first heading there is only the document title: the chunk belongs to section 1.
         out.append(next((title for at, title in reversed(marks) if at <= cursor), marks[0][1] if marks else ""))

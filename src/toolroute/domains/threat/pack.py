@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from toolroute.agent.pack import DomainPack
+from toolroute.domains.threat import LABEL
 from toolroute.domains.threat import tools as threat_tools
 
 ASSET_ID_PATTERN = r"\bAST-[A-Z]{2}-\d{2}\b"
@@ -138,7 +139,7 @@ def build_pack() -> DomainPack:
         answer_start="[가-힣0-9]",  # answers in Korean (AgentConfig.constrained_calls)
         tools=list(threat_tools.TOOLS),
         system_prompt=SYSTEM_PROMPT,
-        label="위협 평가",
+        label=LABEL,
         extract_context=extract_context,
         render_context=render_context,
         remove_patterns=[ASSET_ID_PATTERN],

@@ -23,7 +23,7 @@ check_intercept_asset_availability — the assets able to engage a target type (
 with a simulated status READY / COOLDOWN / MAINTENANCE drawn from `random.Random(f"{seed}:{asset_id}")`,
 so one seed always gives the same picture (`configure(seed=...)`; default `DEFAULT_SEED`).
 
-All results are plain JSON-serialisable dicts in the shapes of `insurance.tools.results`.
+All results are plain JSON-serialisable dicts in the shapes of `toolroute.domains.tool_results`.
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ import yaml
 from langchain_core.tools import tool
 from pydantic import BaseModel, Field, field_validator
 
-from toolroute.domains.insurance.tools._common import josa
-from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok
+from toolroute.domains.korean import josa
+from toolroute.domains.tool_results import needs_user_input, not_found, ok
 from toolroute.domains.threat import documents
+from toolroute.text import folded
 
 DATA_DIR = Path(__file__).parent / "data"
 RULES_PATH = DATA_DIR / "threat_rules.yaml"
@@ -74,10 +75,6 @@ def current_seed() -> int:
 
 # ------------------------------------------------------------------------------------------------
 # Rule data
-
-
-def _compact(text: str) -> str:
-    return re.sub(r"\s+", "", str(text)).lower()
 
 
 @dataclass(frozen=True)
@@ -140,7 +137,7 @@ def load_rules() -> Rules:
     for word, names in ambiguous.items():
         if any(n not in types for n in names):
             raise ValueError(f"{RULES_PATH}: ambiguous_types {word}: unknown type in {names}")
-    headings = {k: (int(h["points"]), str(h["label"]), tuple(_compact(w) for w in h["words"]))
+    headings = {k: (int(h["points"]), str(h["label"]), tuple(folded(w) for w in h["words"]))
                 for k, h in raw["headings"].items()}
     limits = {k: (float(v[0]), float(v[1])) for k, v in raw["limits"].items()}
     return Rules(str(raw["version"]), grades, types, ambiguous, _bands(raw["altitude_bands"], "altitude_bands"),
@@ -155,8 +152,8 @@ def target_type_names() -> list[str]:
 @lru_cache(maxsize=1)
 def _type_words() -> list[tuple[str, str]]:
     """(compact word, type) for every type name and alias, longest word first."""
-    words = [(_compact(t.name), t.name) for t in load_rules().types.values()]
-    words += [(_compact(a), t.name) for t in load_rules().types.values() for a in t.aliases]
+    words = [(folded(t.name), t.name) for t in load_rules().types.values()]
+    words += [(folded(a), t.name) for t in load_rules().types.values() for a in t.aliases]
     return sorted(set(words), key=lambda w: (-len(w[0]), w[0]))
 
 
@@ -164,7 +161,7 @@ def find_target_type(text: str | None) -> str | None:
     """The target type a text names (a type or alias anywhere in it, the longest match), else None."""
     if not text:
         return None
-    compact = _compact(text)
+    compact = folded(text)
     return next((name for word, name in _type_words() if word and word in compact), None)
 
 
@@ -182,9 +179,9 @@ def resolve_target_type(value: Any) -> str | dict[str, Any]:
     if found:
         return found
     rules = load_rules()
-    compact = _compact(text)
+    compact = folded(text)
     for word, names in rules.ambiguous.items():
-        if _compact(word) in compact:
+        if folded(word) in compact:
             return needs_user_input(["target_type"], f"'{text}'의 종류를 알려주세요: {', '.join(names)} 중 어느 것인가요?",
                                     given=text, candidates=list(names))
     words = dict(_type_words())
@@ -279,7 +276,7 @@ def normalize_heading(value: Any) -> str | None:
     """'접근' / '선회' / '이탈' from the words people use (접근 중, 아군 방향, 배회, 멀어지는 …); None otherwise."""
     if not isinstance(value, str) or not value.strip():
         return None
-    compact = _compact(value)
+    compact = folded(value)
     for key, (_, _, words) in load_rules().headings.items():
         if any(w in compact for w in words):
             return key
@@ -290,12 +287,12 @@ def normalize_grade(value: Any) -> str | None:
     """'LOW' … 'CRITICAL' from English or Korean ('매우 높음', '높음(HIGH)', '보통', 'critical'); None otherwise."""
     if not isinstance(value, str) or not value.strip():
         return None
-    compact = _compact(value)
+    compact = folded(value)
     for grade in reversed(GRADE_ORDER):  # CRITICAL before HIGH ('매우높음' contains '높음')
         if grade.lower() in compact:
             return grade
     for grade, label, _ in reversed(load_rules().grades):
-        if _compact(label) in compact:
+        if folded(label) in compact:
             return grade
     return None
 
@@ -431,7 +428,7 @@ def resolve_sector(value: Any) -> str | None | dict[str, Any]:
     if value is None or not str(value).strip():
         return None
     data = load_assets()
-    text = _compact(value)
+    text = folded(value)
     if text in ("전체", "전지역", "모든지역", "전국", "all"):
         return None
     if "서울" in text:
@@ -518,7 +515,7 @@ def _clean_text(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     text = " ".join(value.split())
-    return text if text and _compact(text) not in {"모름", "미상", "unknown", "none", "null", "-", "?"} else None
+    return text if text and folded(text) not in {"모름", "미상", "unknown", "none", "null", "-", "?"} else None
 
 
 def _safe(parse):

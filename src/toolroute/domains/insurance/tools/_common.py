@@ -24,9 +24,10 @@ from toolroute.domains.insurance.products import (
     product_candidates,
     search_products,
 )
-from toolroute.domains.insurance.tools.results import needs_user_input, not_found
+from toolroute.domains.korean import has_final_consonant, josa  # noqa: F401  (the tools' text helpers)
+from toolroute.domains.tool_results import needs_user_input, not_found
 from toolroute.domains.insurance.products import OutsideJoinAge
-from toolroute.domains.insurance.tools.results import rejected
+from toolroute.domains.tool_results import rejected
 from toolroute.domains.insurance.reference import mask_personal_data
 
 # Korean labels of the argument names the tools share; `require` builds its question from them.
@@ -51,27 +52,6 @@ ALL_CHANNELS = ["TM", "CM", "대면"]
 ASK_PRODUCT = "어느 상품을 말씀하시는지 상품명을 알려주세요."
 ASK_CHANNEL = "판매 채널을 TM(전화), CM(온라인), 대면 중에서 알려주세요."
 ASK_SEX = "성별(남성/여성)을 알려주세요."
-
-
-# --- Korean text -----------------------------------------------------------------------------------
-
-def has_final_consonant(word: str) -> bool:
-    """True when the last Hangul syllable ends in a consonant (받침); digits read in Korean."""
-    word = (word or "").rstrip(" )]")
-    if not word:
-        return False
-    last = word[-1]
-    if "가" <= last <= "힣":
-        return (ord(last) - ord("가")) % 28 != 0
-    if last.isdigit():
-        return last in "013678"  # 영, 일, 삼, 육, 칠, 팔
-    return False
-
-
-def josa(word: str, pair: str) -> str:
-    """`word` with the right particle: josa("상품명", "을/를") -> "상품명을"."""
-    with_batchim, without = pair.split("/")
-    return word + (with_batchim if has_final_consonant(word) else without)
 
 
 # --- money -----------------------------------------------------------------------------------------

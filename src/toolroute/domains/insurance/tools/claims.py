@@ -43,7 +43,7 @@ from toolroute.domains.insurance.tools._common import (
     won_text,
 )
 from toolroute.domains.insurance.tools.customer_db import _resolve_customer
-from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok
+from toolroute.domains.tool_results import needs_user_input, not_found, ok
 from toolroute.domains.insurance.tools.schemas import Masked, Text, Won, described
 
 ELDERLY_AGE = 65

@@ -35,7 +35,7 @@ from toolroute.domains.insurance.tools._common import (
     resolve_product,
     resolve_products,
 )
-from toolroute.domains.insurance.tools.results import not_found, ok, rejected
+from toolroute.domains.tool_results import not_found, ok, rejected
 from toolroute.domains.insurance.tools.schemas import Age, Masked, Text, described
 
 VERDICT_OK = "적합"

@@ -63,7 +63,7 @@ from toolroute.domains.insurance.tools._common import (
     resolve_product,
     won_text,
 )
-from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok, rejected
+from toolroute.domains.tool_results import needs_user_input, not_found, ok, rejected
 from toolroute.domains.insurance.tools.schemas import Age, Text, Won, described
 
 VERDICT_COVERED = "보장 가능"

@@ -21,7 +21,7 @@ from pydantic import BaseModel, BeforeValidator
 
 from toolroute.domains.insurance import customers as db
 from toolroute.domains.insurance import products
-from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok
+from toolroute.domains.tool_results import needs_user_input, not_found, ok
 from toolroute.domains.insurance.tools.schemas import described
 
 VERDICT_OK = "가입 가능"

@@ -39,7 +39,7 @@ from toolroute.domains.insurance.tools._common import (
     won_text,
 )
 from toolroute.domains.insurance.tools.customer_db import categories_overlap
-from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok, rejected
+from toolroute.domains.tool_results import needs_user_input, not_found, ok, rejected
 from toolroute.domains.insurance.tools.schemas import INSURED_AGE, Age, Names, Text, described
 
 PRODUCT_DESCRIPTION = "상품명 또는 상품코드 (예: 건강해지는종신보험, 실속치매보험, B003)"

@@ -41,7 +41,7 @@ from toolroute.domains.insurance.tools._common import (
     text_matches,
     won_text,
 )
-from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok, rejected
+from toolroute.domains.tool_results import needs_user_input, not_found, ok, rejected
 from toolroute.domains.insurance.tools.schemas import Age, Flag, Names, Text, described
 
 PRODUCT_DESCRIPTION = "상품명 또는 상품코드 (예: 첫날부터암보험, 치매간병보험, B002)"

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from toolroute.domains.insurance import knowledge
 from toolroute.domains.insurance.products import Product, get_product, product_candidates
-from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok
+from toolroute.domains.tool_results import needs_user_input, not_found, ok
 from toolroute.domains.insurance.tools.schemas import described
 
 DEFAULT_K = 3

@@ -52,8 +52,9 @@ from toolroute.domains.insurance.tools._common import (
     won_text,
 )
 from toolroute.domains.insurance.tools.customer_db import _resolve_customer
-from toolroute.domains.insurance.tools.results import needs_user_input, not_found, ok, rejected
+from toolroute.domains.tool_results import needs_user_input, not_found, ok, rejected
 from toolroute.domains.insurance.tools.schemas import INSURED_AGE, Age, Flag, Text, Won, described
+from toolroute.text import folded
 
 PRODUCT_DESCRIPTION = "상품명 또는 상품코드 (예: 첫날부터암보험, 간편고지종신보험, B001)"
 HISTORY_DESCRIPTION = ("고지할 병력·투약·입원·수술 내용을 말한 그대로 (예: '고혈압약 5년째 먹고 있고 조절 잘 됨, "
@@ -74,13 +75,9 @@ _NO_HISTORY_WORDS = {"없음", "없어요", "없습니다", "없다", "없어", 
                      "건강함", "건강해요", "건강합니다", "아니오", "아니요", "no", "none", "nothing"}
 
 
-def _compact(text: Any) -> str:
-    return re.sub(r"\s+", "", str(text or "")).lower()
-
-
 def _clean_history(value: Any) -> str | None:
     """Like clean_text, but '없음' (no history) is an answer, kept as NO_HISTORY, not a blank."""
-    if isinstance(value, str) and _compact(value).strip(".!~") in _NO_HISTORY_WORDS:
+    if isinstance(value, str) and folded(value).strip(".!~") in _NO_HISTORY_WORDS:
         return NO_HISTORY
     return clean_text(value)
 
@@ -247,13 +244,13 @@ def _resolve_age(age: int | None, product: Product) -> int | dict[str, Any]:
 
 def _occupation_candidates(text: str, limit: int = 3) -> list[str]:
     """Occupation names close to `text` (by alias), for a not_found answer."""
-    compact = _compact(text)
+    compact = folded(text)
     if not compact:
         return []
     scored: dict[str, float] = {}
     for occ in _ref().occupations:
         for alias in [occ.name, *occ.aliases]:
-            key = _compact(alias)
+            key = folded(alias)
             score = difflib.SequenceMatcher(None, compact, key).ratio()
             if len(compact) >= 2 and (compact in key or key in compact):
                 score = max(score, 0.9)
@@ -290,7 +287,7 @@ def _occupation_effect(occ: Occupation, product: Product) -> dict[str, Any]:
     driver_product = "운전자" in product.category
     declined = [d for d in occ.declined_coverages if "운전자" in d] if driver_product else []
     driver_restrictions = [r for r in occ.restrictions if "운전자" in r] if driver_product else []
-    fully_declined = any(_compact(d) == "운전자보험" for d in declined)
+    fully_declined = any(folded(d) == "운전자보험" for d in declined)
     if driver_product and fully_declined:
         return {"available": False, "verdict": "가입 불가",
                 "text": f"{occ.name}({occ.risk_class}등급)은 운전자보험 가입이 거절되는 직군입니다.",
@@ -385,7 +382,7 @@ def _negated_after(compact_clause: str, end: int) -> bool:
 
 def _find_keyword(compact_clause: str, keyword: str, allow_future: bool) -> int | None:
     """End position of a positive (not negated, not merely planned) mention of `keyword`, else None."""
-    key = _compact(keyword)
+    key = folded(keyword)
     start = compact_clause.find(key)
     while start >= 0:
         end = start + len(key)
@@ -398,12 +395,12 @@ def _find_keyword(compact_clause: str, keyword: str, allow_future: bool) -> int 
 
 def _condition_mentions(clause: str) -> list[tuple[RiskCondition, bool]]:
     """Risk conditions named in a clause, each with whether the mention is negated ('당뇨는 없고')."""
-    compact = _compact(clause)
+    compact = folded(clause)
     found = []
     for cond in _ref().find_conditions(clause):
         negated = True
         for alias in sorted([cond.name, *cond.aliases], key=len, reverse=True):
-            key = _compact(alias)
+            key = folded(alias)
             pos = compact.find(key)
             if pos >= 0:
                 negated = _negated_after(compact, pos + len(key))
@@ -520,10 +517,10 @@ def _risk_score(history: str | None, controlled: bool | None = None) -> dict[str
 
 def _rules_for(product: Product) -> list[KnockoutRule]:
     kind = _uw_type(product)
-    category = _compact(product.category)
+    category = folded(product.category)
     return [r for r in _ref().knockout_rules
             if r.underwriting_type in ("공통", kind)
-            and (not r.product_categories or category in {_compact(c) for c in r.product_categories})]
+            and (not r.product_categories or category in {folded(c) for c in r.product_categories})]
 
 
 def _rule_view(rule: KnockoutRule) -> dict[str, Any]:
@@ -544,7 +541,7 @@ def _knockouts(product: Product, history: str | None) -> dict[str, Any]:
     for rule in _rules_for(product):
         hit = None
         for clause in clauses:
-            compact = _compact(clause)
+            compact = folded(clause)
             if rule.within_months is not None and rule.within_months > 0:
                 # a cancer named by its site ('위암', '갑상선암') counts as a cancer diagnosis
                 cancer = any(not neg and any(code.startswith("C") for code in c.kcd_codes)
@@ -593,8 +590,8 @@ def _simplified_alternatives(product: Product, age: int, history: str | None) ->
     """간편고지 products the person could try instead, the product's own kind first."""
     options = [p for p in load_products().values()
                if p.simplified_underwriting and p.code != product.code and p.join_age_min <= age <= p.join_age_max]
-    core = _compact(product.category).replace("간편", "")
-    options.sort(key=lambda p: (core not in _compact(p.category), p.code))
+    core = folded(product.category).replace("간편", "")
+    options.sort(key=lambda p: (core not in folded(p.category), p.code))
     result = []
     for option in options:
         knock = _knockouts(option, history)["matched"]
@@ -857,12 +854,12 @@ def _high_sum_threshold(conditional: list[str]) -> int | None:
 
 
 def _match_coverages(found: Product, text: str) -> list[Coverage]:
-    key = _compact(text).removesuffix("보장")
-    exact = [c for c in found.coverages if key in (_compact(c.id), _compact(c.name), _compact(c.type))]
+    key = folded(text).removesuffix("보장")
+    exact = [c for c in found.coverages if key in (folded(c.id), folded(c.name), folded(c.type))]
     if exact:
         return exact
     return [c for c in found.coverages
-            if key and (key in _compact(c.name) or key in _compact(c.type) or _compact(c.type) in key)]
+            if key and (key in folded(c.name) or key in folded(c.type) or folded(c.type) in key)]
 
 
 @tool("underwriting_waiting_periods", args_schema=WaitingArgs)
@@ -1033,7 +1030,7 @@ _REASON_PATTERNS: list[tuple[str, str, bool | None]] = [
 
 
 def _classify_reason(reason: str | None, status: str | None) -> tuple[str | None, bool | None]:
-    compact = _compact(reason)
+    compact = folded(reason)
     if compact:
         for pattern, label, allowed in _REASON_PATTERNS:
             if re.search(pattern, compact):
@@ -1125,8 +1122,8 @@ def underwriting_reinstatement_rule(
         contracts = db.contracts_of(customer["customer_id"])
         ended = [c for c in contracts if c["status"] != "유지"]
         if product and ended:
-            key = _compact(product).removesuffix("보험") or _compact(product)
-            chosen = [c for c in ended if key in _compact(c["product_name"]) or key == _compact(c["product_code"])]
+            key = folded(product).removesuffix("보험") or folded(product)
+            chosen = [c for c in ended if key in folded(c["product_name"]) or key == folded(c["product_code"])]
             ended = chosen or ended
         who = f"{customer['name']} 고객님({customer['customer_id']})"
         if not ended:

@@ -1,4 +1,4 @@
-"""The shapes every insurance tool returns, so the agent and the tests read one format.
+"""The shapes every domain tool returns, so the agent and the tests read one format.
 
 A tool never guesses a missing fact: it says what to ask (`needs_user_input`). Results are plain
 JSON-serialisable dicts; LangChain turns them into the tool message the LLM reads.
