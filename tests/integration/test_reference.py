@@ -17,10 +17,11 @@ import pytest
 from toolroute.config import ROOT, queries_path
 from toolroute.domains import tool_names
 from toolroute.queries import load_queries
+from toolroute.routing import RouterConfig
 from toolroute.experiments import ablation, rag_eval
 
 REFERENCE = ROOT / "results/reference/02_toolcard_ablation/ablation_test.csv"
-RECOMPUTED = ["dense:e5-small:multi/top2", "hybrid:e5-small:multi/top2", "hybrid:e5-small:multi/top2+cascade", "bm25"]
+RECOMPUTED = ["dense:e5-small:multi/top2", "hybrid:e5-small:multi/top2", RouterConfig().label, "bm25"]
 CROSS_CPU_QUERIES = 3  # queries whose rank may differ on another CPU type (2 seen per split; see the docstring)
 
 
@@ -81,7 +82,7 @@ def test_breakdown_reference_tables_are_reproducible(tmp_path, monkeypatch):
     monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "state"))
     params = next(n["parameters"] for n in load_params(ROOT / "notebooks/params/default.yaml")["notebooks"]
                   if n["name"] == "02_toolcard_ablation")
-    ks, splits, default = params["ks"], params["breakdown_splits"], params["default_arm"]
+    ks, splits, default = params["ks"], params["breakdown_splits"], params.get("default_arm") or RouterConfig().label
     grid = ablation.expand_grid(params["embedders"], params["strategies"], [f.split(",") for f in params["field_sets"]],
                                 params["arms"], params["aggregations"])
     main = breakdowns.main_arms(params["main_arms"], [s.label for s in grid], default)

@@ -73,6 +73,6 @@ def test_fitting_reads_every_query_through_the_full_hybrid(chroma):
 
 
 def test_only_the_hybrid_arm_has_a_cascade():
-    with pytest.raises(ValueError, match="only the hybrid arm"):
+    with pytest.raises(ValueError, match="only an arm with a BM25 pass before a dense one"):
         RouterConfig(arm="dense", cascade=True)
     assert RouterConfig(cascade=True).label.endswith("+cascade")

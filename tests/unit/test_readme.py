@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 
 from toolroute.config import ROOT
+from toolroute.routing import RouterConfig
 
 README = ROOT / "README.md"
 HEADLINE_CSV = ROOT / "results" / "reference" / "headline.csv"
@@ -278,7 +279,7 @@ def test_the_short_findings_equal_their_csvs():
     """The numbers of the README's "In short" list, each read from the reference table it comes from."""
     text = " ".join(README.read_text(encoding="utf-8").split())
     splits = pd.read_csv(REFERENCE / "02_toolcard_ablation" / "ablation_by_split.csv")
-    default = splits[splits["arm_label"] == "hybrid:e5-small:multi/top2+cascade"].set_index("split")["hit@1"]
+    default = splits[splits["arm_label"] == RouterConfig().label].set_index("split")["hit@1"]
     m = re.search(r"the same default reaches Hit@1 (\d\.\d{3}); on the calibration split, never used for tuning, (\d\.\d{3})", text)
     assert m and (m.group(1), m.group(2)) == (f"{default['dev']:.3f}", f"{default['calib']:.3f}")
 

@@ -23,9 +23,10 @@ from toolroute.config import ROOT
 from toolroute.evaluation.metrics import holm_adjusted, wilson_interval
 from toolroute.experiments import declared, findings, report, targets
 from toolroute.pipeline import export_html
+from toolroute.routing import RouterConfig
 
 REFERENCE = ROOT / "results" / "reference"
-DEFAULT_ARM = "hybrid:e5-small:multi/top2+cascade"  # the default_arm of notebooks/params/default.yaml
+DEFAULT_ARM = RouterConfig().label  # the default router, the arm the report presents
 
 
 def _read_independently(target: targets.Target) -> pd.DataFrame:

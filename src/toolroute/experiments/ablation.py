@@ -24,6 +24,7 @@ from toolroute.evaluation.retrieval import route_queries, to_rows
 from toolroute.routing.dense import DEFAULT_FIELDS
 from toolroute.chroma import open_client
 from toolroute.routing import RouterConfig, build_router, open_catalog, default_dev_file
+from toolroute.routing.arms import arm_named
 
 DEFAULT_AGGREGATION = RouterConfig.aggregation
 
@@ -34,38 +35,39 @@ def arm_config(arm: str, embedder: str = "e5-small", granularity: str = "multi",
     """One cell of the grid; its `label` is what tables and figures call it. The grid's cells rank every
     query with every component (no cascade), so that what a component changes shows; the default router
     (with the cascade) is one more cell (`expand_grid`)."""
-    if arm == "bm25":
-        return RouterConfig(arm="bm25", fields=tuple(fields))
+    if not arm_named(arm).uses_embedder:
+        return RouterConfig(arm=arm, fields=tuple(fields))
     return RouterConfig(arm=arm, embedder=embedder, granularity=granularity, fields=tuple(fields),
                         aggregation=aggregation, cascade=cascade)
 
 
 def arm_settings(config: RouterConfig) -> dict:
-    """The grid's own columns of a cell (BM25 has no embedder and no granularity)."""
-    bm25 = config.arm == "bm25"
-    return {"arm": config.arm, "embedder": "-" if bm25 else config.embedder, "granularity": "-" if bm25 else config.granularity,
+    """The grid's own columns of a cell (an arm without an embedder, as BM25, has no granularity either)."""
+    lexical = not arm_named(config.arm).uses_embedder
+    return {"arm": config.arm, "embedder": "-" if lexical else config.embedder, "granularity": "-" if lexical else config.granularity,
             "fields": tuple(config.fields), "aggregation": config.aggregation, "cascade": config.cascaded}
 
 
 def expand_grid(embedders: Sequence[str], granularities: Sequence[str], field_sets: Sequence[Sequence[str]],
                 arms: Sequence[str], aggregations: Sequence[str] = (DEFAULT_AGGREGATION,),
                 default: RouterConfig | None = None) -> list[RouterConfig]:
-    """All combinations; BM25 depends on fields only, and aggregation is varied on the default arm alone.
-    With the hybrid arm in `arms`, the default router's cell (the hybrid with the cascade) comes last."""
+    """All combinations; an arm without an embedder (BM25) depends on fields only, and aggregation is varied
+    on the dense and the default arm alone. With the default router's arm in `arms`, the default router's
+    cell (`RouterConfig()`, with the cascade) comes last."""
     specs: list[RouterConfig] = []
     for arm, fields in itertools.product(arms, field_sets):
-        if arm == "bm25":
-            specs.append(arm_config("bm25", fields=fields))
+        if not arm_named(arm).uses_embedder:
+            specs.append(arm_config(arm, fields=fields))
             continue
         for embedder, granularity in itertools.product(embedders, granularities):
             specs.append(arm_config(arm, embedder, granularity, fields))
-    default = default or arm_config("hybrid")
+    default = default or arm_config(RouterConfig.arm)
     for agg in aggregations:
         if agg != DEFAULT_AGGREGATION:
             for arm in ("dense", default.arm):
                 specs.append(arm_config(arm, default.embedder, default.granularity, default.fields, agg))
-    if "hybrid" in arms:
-        specs.append(RouterConfig(embedder="e5-small"))
+    if RouterConfig.arm in arms:
+        specs.append(RouterConfig(embedder=RouterConfig().embedder or "e5-small"))
     seen, unique = set(), []
     for s in specs:
         key = s.label

@@ -25,15 +25,17 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from toolroute.experiments.declared import Experiment
 import warnings
 import pandas as pd
 from toolroute.embeddings import offline_env
 from langchain_core.callbacks import BaseCallbackHandler
 from toolroute.experiments.pool import check_concurrency
 from toolroute.llm import chat_model, llm_config
+
+if TYPE_CHECKING:  # a type only: the declarations import this module's helpers when they count rows
+    from toolroute.experiments.declared import Experiment
 
 LLM_CHOICES = ("auto", "replay")
 EMBEDDED = "embedded"
@@ -156,7 +158,7 @@ class FirstResponse(BaseCallbackHandler):
             self.system_fingerprint = meta.get("system_fingerprint") or output.get("system_fingerprint") or None
 
 
-def setup_notebook(experiment: Experiment, output_dir: str | Path, max_colwidth: int | None = None) -> Path:
+def setup_notebook(experiment: "Experiment", output_dir: str | Path, max_colwidth: int | None = None) -> Path:
     """Offline model settings, text progress bars, pandas display options; returns the notebook's output
     folder (`<output_dir>/<notebook>/`, created; `output_dir` itself for a notebook without a folder)."""
 

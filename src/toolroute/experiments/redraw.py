@@ -22,7 +22,7 @@ from toolroute.config import queries_path, toolcards_dir
 from toolroute.experiments import plots
 from toolroute.experiments.findings import run_parameters
 from toolroute.queries import load_queries
-from toolroute.routing import open_catalog
+from toolroute.routing import RouterConfig, open_catalog
 
 
 def _queries(split: str):
@@ -68,7 +68,7 @@ def redraw_ingest(run: Path, chunks: bool = True) -> dict[str, str]:
 def redraw_ablation(run: Path, split: str = "test") -> dict[str, str]:
     folder, done = run / "02_toolcard_ablation", {}
     params = run_parameters(run, "02_toolcard_ablation")
-    default_arm = params.get("default_arm", "hybrid:e5-small:multi/top2+cascade")
+    default_arm = params.get("default_arm") or RouterConfig().label
     table_path = folder / f"ablation_{split}.csv"
     if not table_path.is_file():
         return done

@@ -32,6 +32,7 @@ from toolroute.experiments.latency_pareto import latency_pareto
 from toolroute.experiments.notebook import parse_llms
 from toolroute.experiments.plots import pareto_figure
 from toolroute.experiments.step_limits import read_runs, verdict
+from toolroute.routing import RouterConfig
 
 # Seed 002, section 5: 79 test queries (64 tool-call, 15 no-call), k=5; most were copied from its cards.
 SEED_FIGURES = {"hit@1": 0.969, "recall@5": 1.0, "mrr": 0.984, "no_call_accuracy": 0.80, "token_saving": 0.90}
@@ -382,7 +383,7 @@ def pareto_view(run: RunOutputs) -> list:
     if table.empty:
         return []
     params = run.manifest.get("notebooks", {}).get(TOOLCARD_ABLATION.notebook, {}).get("parameters", {})
-    figure = pareto_figure(table, default_arm=params.get("default_arm"))
+    figure = pareto_figure(table, default_arm=params.get("default_arm") or RouterConfig().label)
     caption = ("Accuracy against route time: Hit@1 on dev + tune (where a choice may be made) against the route "
                "time per test query of 02's timing table (one pass, batched: differences under about 1 ms are "
                "noise); `pareto` marks the arms no other arm beats on both. Test is shown, not used.")

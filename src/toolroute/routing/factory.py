@@ -16,15 +16,13 @@ from toolroute.chroma import client_folder, open_client
 from toolroute.config import data_dir, queries_path, toolcards_dir
 from toolroute.embeddings import Embedder
 from toolroute.queries import file_fingerprint, load_queries
+from toolroute.routing.arms import ARMS, arm_named
 from toolroute.routing.base import Retriever
 from toolroute.routing.cascade import CascadeRule, load_cascade, save_cascade
-from toolroute.routing.dense import DEFAULT_FIELDS, DenseRetriever, IndexStrategy, ToolIndex
-from toolroute.routing.fusion import HybridRetriever
-from toolroute.routing.lexical import BM25Retriever
+from toolroute.routing.dense import DEFAULT_FIELDS, IndexStrategy
 from toolroute.routing.nocall import NoCallRule, load_rule, save_rule
 from toolroute.routing.router import ToolRouter
 
-ARMS: tuple[str, ...] = ("dense", "bm25", "hybrid")
 
 
 @dataclass
@@ -50,15 +48,15 @@ class RouterConfig:
     """Skip the dense pass when BM25 is decisive (`routing.cascade`); None: on for the hybrid arm."""
 
     def __post_init__(self):
-        if self.arm not in ARMS:
-            raise ValueError(f"arm must be one of {ARMS}, got '{self.arm}'")
-        if self.cascade and self.arm != "hybrid":
-            raise ValueError(f"cascade: only the hybrid arm has a dense pass to skip, not '{self.arm}'")
+        arm = arm_named(self.arm)
+        if self.cascade and not arm.cascadable:
+            raise ValueError(f"cascade: only an arm with a BM25 pass before a dense one has a pass to skip, "
+                             f"not '{self.arm}'")
 
     @property
     def cascaded(self) -> bool:
         """Whether this configuration routes through the cascade (the default for hybrid)."""
-        return self.arm == "hybrid" if self.cascade is None else bool(self.cascade)
+        return arm_named(self.arm).cascadable if self.cascade is None else bool(self.cascade)
 
     def strategy(self) -> IndexStrategy:
         return IndexStrategy(self.granularity, tuple(self.fields), self.aggregation)
@@ -67,8 +65,8 @@ class RouterConfig:
     def label(self) -> str:
         """What tables and figures call this configuration (e.g. `hybrid:e5-small:multi/top2`)."""
         wnu = "+wnu" if "when_not_to_use" in self.fields else ""
-        if self.arm == "bm25":
-            return f"bm25{wnu}"
+        if not arm_named(self.arm).uses_embedder:
+            return f"{self.arm}{wnu}"
         embedder = self.embedder if isinstance(self.embedder, str) else getattr(self.embedder, "spec", "e5-small")
         cascade = "+cascade" if self.cascaded else ""
         return f"{self.arm}:{embedder or 'e5-small'}:{self.granularity}{wnu}/{self.aggregation}{cascade}"
@@ -94,15 +92,8 @@ def default_dev_file(catalog_source: str | Path) -> Path | None:
 
 
 def make_retriever(config: RouterConfig, catalog: Catalog, client=None) -> Retriever:
-    """The arm named by `config` over `catalog` (indexes are not built here)."""
-    strategy = config.strategy()
-    lexical = BM25Retriever(catalog, fields=strategy.fields) if config.arm != "dense" else None
-    if config.arm == "bm25":
-        return lexical
-    dense = DenseRetriever(ToolIndex(catalog, config.embedder, strategy, client if client is not None else open_client()))
-    if config.arm == "dense":
-        return dense
-    return HybridRetriever(dense, lexical, config.rrf_k, config.dense_weight)
+    """The arm named by `config` over `catalog` (indexes are not built here; `routing.arms`)."""
+    return arm_named(config.arm).build(config, catalog, client)
 
 
 NoCall = Literal["saved", "fit", "none"]
@@ -117,7 +108,7 @@ def build_router(config: RouterConfig = RouterConfig(), catalog: Catalog | None 
     in memory only (sweeps over throw-away catalogues); "none" routes without a rule.
     """
     catalog = catalog or open_catalog(config.catalog)
-    client = client if client is not None or config.arm == "bm25" else open_client()
+    client = client if client is not None or not arm_named(config.arm).uses_embedder else open_client()
     router = ToolRouter(make_retriever(config, catalog, client), config.strategy())
     router.build(progress=progress)
     dev = config.dev or default_dev_file(config.catalog)
