@@ -60,6 +60,7 @@ from toolroute.cards import open_catalog
 from toolroute.config import toolcards_dir
 from toolroute.plugins import check_domain
 from toolroute.routing import RouterConfig
+from toolroute.serve.errors import logged, with_id
 from toolroute.serve.mcp_arguments import MAX_BODY_BYTES, ArgumentError, max_string_chars, validate_arguments
 from toolroute.serve.mcp_auth import StaticTokenVerifier, auth_settings, check_start
 from toolroute.serve.mcp_gate import ROUTE_ARGUMENT, ROUTE_TOOL, ROUTED_MAX_K, RoutedGate
@@ -88,6 +89,7 @@ class RouterHolder:
         self.config = config
         self._router = None
         self._error: BaseException | None = None
+        self._error_id = ""
         self._lock = threading.Lock()
         self.build_seconds: float | None = None
 
@@ -102,8 +104,9 @@ class RouterHolder:
                 except Exception as exc:  # kept: every later call reports the same cause
                     self._error = exc
                 self.build_seconds = time.perf_counter() - start
-            if self._error is not None:
-                raise ToolError(f"the router could not be built: {type(self._error).__name__}: {self._error}")
+            if self._error is not None:  # the cause is logged once, under the id every later call quotes
+                self._error_id = self._error_id or logged("the MCP router could not be built", self._error)
+                raise ToolError(with_id("the router could not be built", self._error_id))
             return self._router
 
     def warm(self) -> None:
@@ -141,8 +144,8 @@ class DomainTool(Tool):
             raise ToolError(f"{self.name}: invalid arguments: {problems}") from exc
         except ToolError:
             raise
-        except Exception as exc:
-            raise ToolError(f"{self.name} failed: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:  # what failed goes to the log; the client gets the id to quote
+            raise ToolError(with_id(f"{self.name} failed", logged(f"MCP tool {self.name} failed", exc))) from exc
         return _result(result) if convert_result else result
 
 
