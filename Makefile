@@ -75,7 +75,7 @@ bench: setup  ## route latency, index build and rebuild times, pipeline time, pr
 # CONTINUE=1: start from the committed results/reference/ (its finished notebooks are skipped by
 # --resume) when results/runs/reference/ does not exist, so a reference that was committed part by
 # part is completed instead of recomputed. What is kept is what each notebook's declaration says it
-# leaves in the run folder (toolroute.experiments.declared), listed by `toolroute run --list-outputs`.
+# leaves in the run folder (toolroute_lab.run.declared), listed by `toolroute run --list-outputs`.
 reference: setup  ## refresh results/reference/ from a full default run (hours on 2 cores: see README)
 	if [ "$(CONTINUE)" = 1 ] && [ ! -d results/runs/reference ]; then \
 	  mkdir -p results/runs && cp -r results/reference results/runs/reference; fi

@@ -11,8 +11,8 @@ import time
 from toolroute.agent.guardrails import fit_domain_gate, l1_violation
 from toolroute.agent.pack import load_pack
 from toolroute.config import queries_path, toolcards_dir
-from toolroute.experiments.agent_eval import prompt_sizes
-from toolroute.experiments.guard_eval import evaluate, load_jsonl, redteam_path
+from toolroute_lab.shared.agent_eval import prompt_sizes
+from toolroute_lab.studies.guard_eval import evaluate, load_jsonl, redteam_path
 from toolroute.routing import RouterConfig, build_router, default_dev_file
 
 

@@ -178,7 +178,7 @@ def main() -> None:
               f"{skipped}): p50 {p50:.1f} ms, p95 {p95:.1f} ms, mean {mean:.1f} ms")
     embedding_next_to_the_llm()
     if args.pipeline:
-        from toolroute.pipeline import run_pipeline
+        from toolroute_lab.run.pipeline import run_pipeline
 
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()

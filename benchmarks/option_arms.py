@@ -1,4 +1,4 @@
-"""The agent-option arms of issue 24 item 4 (`toolroute.experiments.option_arms`) on the dev tasks with the
+"""The agent-option arms of issue 24 item 4 (`toolroute_lab.studies.option_arms`) on the dev tasks with the
 embedded model: baseline vs constrained tool calls vs tool results as lines. Dev only (the fixed rule in
 the module's docstring); the arms are interleaved per task or conversation, so a run cut by `--minutes`
 stays paired. Prints the table (Markdown) and writes rows.csv and arms.csv to `--out`; `--out` keeps a
@@ -18,8 +18,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from toolroute.agent import AgentConfig, create_agent
 from toolroute.agent.graph import build_agent
-from toolroute.experiments.checkpoint import source_fingerprint
-from toolroute.experiments.option_arms import option_table, run_option_arms
+from toolroute_lab.shared.checkpoint import source_fingerprint
+from toolroute_lab.studies.option_arms import option_table, run_option_arms
 from toolroute.llm import chat_model, llm_config, shutdown_local_server
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from toolroute.cards import CatalogError
 from toolroute.config import ChromaUnavailable, mcp_token, toolcards_dir
 from toolroute.embeddings import offline_env
-from toolroute.plugins import default_domain, domain_names
+from toolroute.plugins import command_plugins, default_domain, domain_names
 from toolroute.queries import QueryFileError
 
 
@@ -341,23 +341,6 @@ def cmd_serve(args) -> int:
     return 0
 
 
-def cmd_run(args) -> int:
-    from toolroute.pipeline import PipelineInterrupted, list_outputs, run_pipeline  # loaded per command: `toolroute --help` stays fast
-
-    if args.list_outputs:
-        print("\n".join(list_outputs(args.params)))
-        return 0
-    only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
-    try:
-        run_dir = run_pipeline(args.params, run_id=args.run_id, resume=args.resume, stream_output=not args.quiet,
-                               only=only)
-    except PipelineInterrupted as exc:
-        print(f"stopped: {exc}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    print(f"run written to {run_dir}")
-    return 0
-
-
 def cmd_mcp(args) -> int:
     from toolroute.serve.mcp import serve  # loaded per command: `toolroute --help` stays fast
 
@@ -499,20 +482,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_router_options(p)
     p.set_defaults(func=cmd_mcp, catalog=None)
 
-    p = sub.add_parser("run", help="run the notebook pipeline with papermill into results/runs/<run-id>/")
-    p.add_argument("--params", default="notebooks/params/default.yaml")
-    p.add_argument("--run-id", default=None)
-    p.add_argument("--resume", action="store_true", help="skip notebooks whose outputs exist for the same parameters")
-    p.add_argument("--only", default=None, metavar="NAMES",
-                   help="run only these notebooks of the parameter set, comma-separated (e.g. 05_scale); "
-                        "with --run-id, the other notebooks' outputs in that run folder stay")
-    p.add_argument("--quiet", action="store_true",
-                   help="show one progress bar per notebook (cells) instead of what the notebooks print")
-    p.add_argument("--list-outputs", action="store_true",
-                   help="print what a run of the parameter set leaves in its run folder, one a line, and run nothing "
-                        "(make reference copies these)")
-    p.set_defaults(func=cmd_run)
-
     p = sub.add_parser("serve", help="serve the agent: chat page at /, REST + SSE at /api/chat, OpenAPI at /docs")
     p.add_argument("--domain", choices=domain_names(), default=default_domain())
     p.add_argument("--host", default="127.0.0.1",
@@ -523,6 +492,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--e5-threads", default="auto",
                    help="OpenMP threads of the query encoder: auto (one while other turns run, all cores alone) or a number")
     p.set_defaults(func=cmd_serve)
+
+    for register in command_plugins():  # `run` (the notebook pipeline) comes from the lab this way
+        register(sub)
     return parser
 
 

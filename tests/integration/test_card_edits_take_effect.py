@@ -34,7 +34,7 @@ def test_an_edit_reaches_the_router_in_new_processes_and_a_rollback_undoes_it(tm
          "암보험 보험료 얼마예요 알려줘", "-m", "test", *catalog, env=env)
     assert _top1(env) == target  # a new process routes with the edited card
     assert _top1(env) == target  # and so does the next one (the edit is stored, not in memory)
-    from toolroute.pipeline import card_edit_versions
+    from toolroute_lab.run.pipeline import card_edit_versions
 
     os.environ["TOOLROUTE_CARDSTORE"], saved = env["TOOLROUTE_CARDSTORE"], os.environ.get("TOOLROUTE_CARDSTORE")
     try:

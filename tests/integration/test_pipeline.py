@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from toolroute.config import ROOT
-from toolroute.pipeline import PipelineError, check_notebooks, cpu_model, load_params, plan_estimates, run_pipeline
+from toolroute_lab.run.pipeline import PipelineError, check_notebooks, cpu_model, load_params, plan_estimates, run_pipeline
 
 # Jupyter kernels talk to papermill over loopback TCP; nothing else may be reached.
 kernel_sockets = [pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1", "::1", "localhost"])]

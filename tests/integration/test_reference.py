@@ -18,7 +18,8 @@ from toolroute.config import ROOT, queries_path
 from toolroute.domains import tool_names
 from toolroute.queries import load_queries
 from toolroute.routing import RouterConfig
-from toolroute.experiments import ablation, rag_eval
+from toolroute_lab.e02_ablation import ablation
+from toolroute_lab.e01_ingest import rag_eval
 
 REFERENCE = ROOT / "results/reference/02_toolcard_ablation/ablation_test.csv"
 RECOMPUTED = ["dense:e5-small:multi/top2", "hybrid:e5-small:multi/top2", RouterConfig().label, "bm25"]
@@ -60,7 +61,7 @@ def test_reference_table_is_reproducible(tmp_path, monkeypatch):
 def same_cpu_type(notebook: str) -> bool:
     """Was this notebook of the reference made on this CPU type? The manifest records it per notebook
     (a resumed run may span machines), and for the whole run as of its last start."""
-    from toolroute.pipeline import cpu_model
+    from toolroute_lab.run.pipeline import cpu_model
 
     manifest = json.loads((ROOT / "results/reference/manifest.json").read_text())
     return manifest["notebooks"][notebook].get("cpu", manifest.get("cpu")) == cpu_model()
@@ -76,8 +77,8 @@ def test_breakdown_reference_tables_are_reproducible(tmp_path, monkeypatch):
     split and the tables rebuilt with the package. BM25 needs no embedding, so its rows are exact anywhere
     (CIs included); the e5-small arms within CROSS_CPU_QUERIES queries, since these tables were made on
     another CPU type than the rest of 02's reference (the manifest records that one)."""
-    from toolroute.experiments import breakdowns
-    from toolroute.pipeline import load_params
+    from toolroute_lab.e02_ablation import breakdowns
+    from toolroute_lab.run.pipeline import load_params
 
     monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "state"))
     params = next(n["parameters"] for n in load_params(ROOT / "notebooks/params/default.yaml")["notebooks"]
@@ -208,7 +209,7 @@ SCALE = ROOT / "results/reference/05_scale"
 def test_scale_reference_small_sizes_and_bfcl_bm25_are_reproducible(tmp_path, monkeypatch):
     """The two smallest catalogue sizes (distractors drawn with the run's seed) and BFCL's own
     questions on the BM25 arm (no embedding, so exact anywhere) come out as committed."""
-    from toolroute.experiments import scale
+    from toolroute_lab.e05_scale import scale
 
     monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "state"))
     params = json.loads((ROOT / "results/reference/manifest.json").read_text())["notebooks"]["05_scale"]["parameters"]
@@ -249,7 +250,7 @@ def check_step_limit_run(folder):
     agent arms is keyed by arm too, and its ceiling arm (the gold calls replayed, no cap applies) may
     take more tool steps than its cap."""
     from toolroute.agent.tasks import load_tasks
-    from toolroute.experiments import step_limits
+    from toolroute_lab.e03_step_limits import step_limits
 
     runs = step_limits.read_runs(folder / "runs.csv")
     keys = [c for c in ("model", "arm") if c in runs.columns] + ["domain", "task_id", "top_k", "cap"]
@@ -290,7 +291,7 @@ def test_ragas_reference_scores_and_tables_follow_from_its_turns():
 
 def check_ragas_run(folder, params):
     """Re-score the saved turns of a 04 run folder and recompute its tables (see the test above)."""
-    from toolroute.experiments import ragas_eval
+    from toolroute_lab.e04_ragas_eval import ragas_eval
 
     items = ragas_eval.build_items(scenario_ids=params.get("scenario_ids"), rag_ids=params.get("rag_ids"),
                                    rag_limit=params.get("rag_limit"), query_split=params.get("query_split", "test"),
@@ -356,8 +357,8 @@ def test_card_improvement_reference_follows_from_its_saved_replies(tmp_path, mon
     import shutil
 
     from toolroute.queries import load_queries
-    from toolroute.experiments import card_improvement as ci
-    from toolroute.experiments.saved_replies import SavedReplies
+    from toolroute_lab.e06_card_improvement import card_improvement as ci
+    from toolroute_lab.shared.saved_replies import SavedReplies
 
     monkeypatch.setenv("TOOLROUTE_DATA_DIR", str(tmp_path / "state"))
     params = json.loads((ROOT / "results/reference/manifest.json").read_text())["notebooks"]["06_card_improvement"]["parameters"]

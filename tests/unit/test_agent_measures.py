@@ -8,8 +8,8 @@ import pytest
 
 from toolroute.agent.guardrails import DomainGate
 from toolroute.domains.insurance.scenarios import load_scenarios
-from toolroute.experiments.agent_eval import fact_in, score_turn, summary
-from toolroute.experiments.guard_eval import evaluate, load_jsonl, redteam_path
+from toolroute_lab.shared.agent_eval import fact_in, score_turn, summary
+from toolroute_lab.studies.guard_eval import evaluate, load_jsonl, redteam_path
 
 from conftest import HashEmbedder
 

@@ -18,10 +18,11 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from toolroute.agent.graph import AgentConfig, build_agent
 from toolroute.agent.pack import DomainPack
-from toolroute.experiments import arms as arms_module
-from toolroute.experiments import plots, step_limits
-from toolroute.experiments.arms import Arm, ContextBudget, arm_order, parse_arms
-from toolroute.experiments.step_limits import run_step_limits
+from toolroute_lab.shared import arms as arms_module
+from toolroute_lab.shared import figures as plots
+from toolroute_lab.e03_step_limits import step_limits
+from toolroute_lab.shared.arms import Arm, ContextBudget, arm_order, parse_arms
+from toolroute_lab.e03_step_limits.step_limits import run_step_limits
 
 from test_step_limits import TASKS, THREAT_TOOLS, PolicyLLM, _answer, _stand_in, _tool_message
 
@@ -129,6 +130,33 @@ def test_the_oracle_arm_binds_exactly_the_gold_tools():
     assert zero and all(r["tools"] == [] for r in zero)  # a 0-tool task: nothing bound
     assert set(frame["top_k"]) == {arms_module.NOT_ROUTED} and frame["completed"].all()
     assert list(frame["routed"]) == [list(dict.fromkeys(TASKS[t].gold_tools)) for t in frame["task_id"]]
+
+
+def test_a_new_arm_is_one_registry_entry_and_runs_in_03(monkeypatch):
+    """An arm that exists only in this test: one `Binding` registered, then 03 runs it, its rows and
+    figure order name it, and the report's words describe it."""
+    first_gold = arms_module.Binding(lambda gold, agent: list(dict.fromkeys(gold))[:1],
+                                     "only the first gold tool bound", "first gold tool only")
+    monkeypatch.setitem(arms_module.BINDINGS, "first_gold", first_gold)
+    assert [a.name for a in parse_arms(["routed@5", "first_gold", "gold_replay"], [5])] == [
+        "routed@5", "first_gold", "gold_replay"]
+    assert arm_order(["gold_replay", "first_gold", "routed@5", "oracle"]) == [
+        "routed@5", "oracle", "first_gold", "gold_replay"]
+    assert arms_module.describe("first_gold") == "only the first gold tool bound"
+    assert arms_module.title("first_gold") == "first gold tool only"
+    frame, llms = run("first_gold")
+    assert set(frame["arm"]) == {"first_gold"} and set(frame["top_k"]) == {arms_module.NOT_ROUTED}
+    for name, row in frame.set_index("task_id").iterrows():
+        assert row["routed"] == list(dict.fromkeys(TASKS[name].gold_tools))[:1]
+    done = frame.set_index("task_id")["completed"]
+    assert done["th04"] and not done["th10"] and not done["th15"]  # one tool bound: the longer chains stop
+
+
+def test_option_arms_are_named_in_the_same_vocabulary():
+    assert arms_module.option_changes("baseline") == {}
+    assert arms_module.option_changes("constrained+lines") == {"constrained_calls": True, "tool_result_format": "lines"}
+    with pytest.raises(ValueError, match="unknown option 'fast'"):
+        arms_module.option_changes("constrained+fast")
 
 
 def test_the_all_tools_arm_binds_every_tool_of_the_pack():

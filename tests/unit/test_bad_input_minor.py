@@ -29,7 +29,7 @@ def test_non_utf8_card_and_query_files_are_named(tmp_path):
 
 
 def test_a_wrong_parameter_type_fails_in_preflight_naming_it(tmp_path):
-    from toolroute.pipeline import PipelineError, check_notebooks, load_params
+    from toolroute_lab.run.pipeline import PipelineError, check_notebooks, load_params
 
     params = tmp_path / "p.yaml"
     params.write_text("notebooks:\n  - name: 05_scale\n    parameters:\n      latency_queries: many\n", encoding="utf-8")
@@ -49,7 +49,7 @@ def test_ctrl_c_marks_the_notebook_interrupted_and_keeps_the_run(tmp_path, monke
 
     import papermill
 
-    from toolroute import pipeline
+    from toolroute_lab.run import pipeline
     from toolroute.config import results_dir
 
     params = tmp_path / "p.yaml"

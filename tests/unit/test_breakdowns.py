@@ -13,7 +13,8 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from toolroute.evaluation.metrics import RoutedRow, summarize, unpaired_difference, wilson_interval
-from toolroute.experiments import ablation, breakdowns
+from toolroute_lab.e02_ablation import ablation
+from toolroute_lab.e02_ablation import breakdowns
 
 KS = (1, 3, 5)
 TOOLS = ["a1", "a2", "b1", "b2", "c1", "c2"]
@@ -200,7 +201,7 @@ def test_holm_in_the_paired_table_is_at_least_the_raw_p_and_monotone():
 
 
 def test_the_latency_pareto_is_drawn_on_the_choice_splits_not_on_test():
-    from toolroute.experiments.latency_pareto import latency_pareto
+    from toolroute_lab.e02_ablation.latency_pareto import latency_pareto
 
     rows = []
     for arm, dev, test in (("fast", 0.80, 0.95), ("slow_good", 0.90, 0.70), ("slow_bad", 0.85, 0.99), ("tie_slower", 0.80, 0.99)):
@@ -216,8 +217,8 @@ def test_the_latency_pareto_is_drawn_on_the_choice_splits_not_on_test():
 
 
 def test_the_pareto_figure_names_the_frontier_and_the_default_only():
-    from toolroute.experiments.latency_pareto import latency_pareto
-    from toolroute.experiments.plots import pareto_figure
+    from toolroute_lab.e02_ablation.latency_pareto import latency_pareto
+    from toolroute_lab.e02_ablation.plots import pareto_figure
 
     rows = []
     for arm, dev in (("fast", 0.80), ("slow_good", 0.90), ("slow_bad", 0.85), ("default", 0.84)):

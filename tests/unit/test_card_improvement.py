@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage
 
 from toolroute.cards.augment import augment, parse_list, prompt
 from toolroute.cards import Catalog, ToolCard
-from toolroute.experiments.saved_replies import SavedReplies, prompt_digest
+from toolroute_lab.shared.saved_replies import SavedReplies, prompt_digest
 from toolroute.routing.rerank import LLMReranker
 from toolroute.routing.router import RouteResult
 
@@ -77,7 +77,7 @@ def test_reranker_counts_unparsable_and_out_of_range_answers_and_keeps_the_order
 
 def test_both_arms_run_end_to_end_with_a_model_free_llm(tmp_path, monkeypatch):
     """The wiring of the notebook's two arms (the `replay` stand-in writes nothing and reorders nothing)."""
-    from toolroute.experiments.card_improvement import NoOpinionLLM, augmentation_arm, rerank_arm
+    from toolroute_lab.e06_card_improvement.card_improvement import NoOpinionLLM, augmentation_arm, rerank_arm
 
     from conftest import HashEmbedder
 
@@ -93,7 +93,7 @@ def test_both_arms_run_end_to_end_with_a_model_free_llm(tmp_path, monkeypatch):
 
 
 def test_limits_take_rows_spread_over_the_list_not_its_first_ones():
-    from toolroute.experiments.card_improvement import spread
+    from toolroute_lab.e06_card_improvement.card_improvement import spread
 
     assert spread(list(range(54)), 4) == [0, 13, 26, 39]
     assert spread(list(range(3)), 5) == [0, 1, 2]

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from toolroute.experiments.chain_outcomes import OUTCOMES, outcome, outcome_table
+from toolroute_lab.e03_step_limits.chain_outcomes import OUTCOMES, outcome, outcome_table
 
 
 def _run(**kw):

@@ -12,8 +12,8 @@ import time
 import pandas as pd
 import pytest
 
-from toolroute.experiments.pool import OrderedTickets, run_in_order
-from toolroute.experiments.step_limits import run_step_limits
+from toolroute_lab.shared.pool import OrderedTickets, run_in_order
+from toolroute_lab.e03_step_limits.step_limits import run_step_limits
 
 from conftest import LOOPBACK_ONLY
 from test_step_limits import SUBSET, factory_with, gold_policy
@@ -144,7 +144,7 @@ class _EchoAgent:
 
 
 def test_ragas_conversations_at_8_give_the_same_rows_in_item_order(tmp_path):
-    from toolroute.experiments import ragas_eval
+    from toolroute_lab.e04_ragas_eval import ragas_eval
 
     items = ragas_eval.scenario_items(ids=["S1", "S2", "S3"]) + ragas_eval.query_items(
         ragas_eval.queries_path("insurance", "dev"), 12)
@@ -161,7 +161,7 @@ def test_ragas_conversations_at_8_give_the_same_rows_in_item_order(tmp_path):
 def query_items():
     from toolroute.agent.pack import load_pack
     from toolroute.config import queries_path
-    from toolroute.experiments import ragas_eval
+    from toolroute_lab.e04_ragas_eval import ragas_eval
 
     return ragas_eval.query_items(queries_path("insurance", "test"), 16, known_tools=load_pack("insurance").tool_names)
 
@@ -174,7 +174,7 @@ def test_eight_at_once_is_six_times_the_throughput_with_identical_rows(tmp_path,
     same rows give about 4.4x on 2 cores and at 0.5 s 6.7x; at 0.8 s the endpoint dominates, as with a served
     model, and a busy machine keeps a margin above 6x."""
     from serving import ScriptedProcess, openai_model, serving_agent
-    from toolroute.experiments import ragas_eval
+    from toolroute_lab.e04_ragas_eval import ragas_eval
 
     server = ScriptedProcess(latency=0.8).start()
     try:
@@ -198,7 +198,7 @@ def test_eight_at_once_is_six_times_the_throughput_with_identical_rows(tmp_path,
 def test_rate_limited_answers_are_retried_and_change_nothing(tmp_path, query_items):
     """Every 3rd request answered 429: with retries the rows are those of an endpoint that never refuses."""
     from serving import ThreadServer, serving_agent
-    from toolroute.experiments import ragas_eval
+    from toolroute_lab.e04_ragas_eval import ragas_eval
     from toolroute.llm import chat_model
     from toolroute.serve.scripted import create_scripted_app
 
@@ -225,7 +225,7 @@ def test_rate_limited_answers_are_retried_and_change_nothing(tmp_path, query_ite
 @pytest.mark.allow_hosts(["127.0.0.1"])
 def test_select_llms_records_the_served_model_and_first_fingerprint(tmp_path, monkeypatch):
     from serving import ThreadServer
-    from toolroute.experiments import select_llms, write_llms
+    from toolroute_lab import select_llms, write_llms
     from toolroute.serve.scripted import create_scripted_app
 
     monkeypatch.setenv("MOCK_KEY", "sk-test-not-a-real-key")
@@ -244,7 +244,7 @@ def test_select_llms_records_the_served_model_and_first_fingerprint(tmp_path, mo
 # --- the llms parameter -----------------------------------------------------------------------------------------
 
 def test_llms_default_is_the_embedded_model():
-    from toolroute.experiments import parse_llms
+    from toolroute_lab import parse_llms
 
     (entry,) = parse_llms(None)
     assert entry.name == "embedded" and entry.embedded and entry.max_concurrency == 1
@@ -264,7 +264,7 @@ def test_llms_default_is_the_embedded_model():
     ([], "expected a non-empty list"),
 ])
 def test_bad_llms_are_refused_naming_the_entry_and_field(llms, message):
-    from toolroute.experiments import parse_llms
+    from toolroute_lab import parse_llms
 
     with pytest.raises(ValueError, match=message):
         parse_llms(llms)

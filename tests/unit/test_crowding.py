@@ -12,7 +12,8 @@ import pytest
 from toolroute.cards import cards_from_openai_tools, load_catalog
 from toolroute.config import ROOT, korean_distractors_path, queries_path, toolcards_dir
 from toolroute.evaluation.leakage import copied_texts
-from toolroute.experiments import crowding, plots
+from toolroute_lab.e05_scale import crowding
+from toolroute_lab.e05_scale import plots
 from toolroute.queries import load_queries
 
 from conftest import HashEmbedder

@@ -1,4 +1,4 @@
-"""Each experiment is declared once (toolroute.experiments.declared), and what names experiments reads it:
+"""Each experiment is declared once (toolroute_lab.run.declared), and what names experiments reads it:
 the notebooks, the parameter sets, the pipeline's checks, the report, `make reference`, the notebooks' set-up."""
 
 import dataclasses
@@ -11,9 +11,11 @@ import pytest
 
 from toolroute import cli
 from toolroute.config import ROOT
-from toolroute.experiments import declared, report, select_llm, setup_notebook
-from toolroute.experiments.declared import Experiment
-from toolroute.pipeline import PipelineError, _rename_old_outputs, list_outputs, load_params, preflight, run_pipeline
+from toolroute_lab.run import declared
+from toolroute_lab.e07_report import report
+from toolroute_lab import select_llm, setup_notebook
+from toolroute_lab.run.declared import Experiment
+from toolroute_lab.run.pipeline import PipelineError, list_outputs, load_params, preflight, run_pipeline
 
 
 def test_every_notebook_has_exactly_one_declaration_and_every_declaration_a_notebook():
@@ -101,42 +103,6 @@ def test_report_sections_follow_the_declarations():
         assert [i.name for i in items if isinstance(i, Path)] == list(experiment.figures)
 
 
-# --- old names -----------------------------------------------------------------------------------------------
-
-def test_old_notebook_names_fail_with_the_new_name(tmp_path, capsys):
-    for old, new in declared.RENAMED.items():
-        assert declared.find(old) is None and declared.find(new) is not None
-        message = f"'{old}' was renamed to '{new}'"
-        with pytest.raises(PipelineError, match=message):
-            run_pipeline(ROOT / "notebooks/params/smoke.yaml", runs_root=tmp_path / "runs", only=[old])
-        params = tmp_path / "p.yaml"
-        params.write_text(f"notebooks:\n  - name: {old}\n")
-        with pytest.raises(PipelineError, match=message):
-            run_pipeline(params, runs_root=tmp_path / "runs")
-        with pytest.raises(PipelineError, match=message):
-            list_outputs(params)
-        assert cli.main(["run", "--params", "notebooks/params/smoke.yaml", "--only", f"01_ingest,{old}"]) == 2
-        assert message in capsys.readouterr().err
-    assert not (tmp_path / "runs").exists()
-
-
-def test_a_run_folder_from_before_the_renaming_takes_the_new_names(tmp_path, capsys):
-    old, new = next(iter(declared.RENAMED.items()))
-    (tmp_path / old).mkdir()
-    (tmp_path / old / "table.csv").write_text("a\n1\n")
-    (tmp_path / f"{old}.ipynb").write_text("{}")
-    manifest = {"notebooks": {old: {"status": "ok", "params_digest": "abc"}, "01_ingest": {"status": "ok"}}}
-    _rename_old_outputs(tmp_path, manifest)
-    assert (tmp_path / new / "table.csv").is_file() and (tmp_path / f"{new}.ipynb").is_file()
-    assert not (tmp_path / old).exists() and not (tmp_path / f"{old}.ipynb").exists()
-    assert manifest["notebooks"][new] == {"status": "ok", "params_digest": "abc", "ran_as": old}
-    assert old not in manifest["notebooks"] and "01_ingest" in manifest["notebooks"]
-    assert f"outputs of '{old}'" in capsys.readouterr().out
-    (tmp_path / old).mkdir()  # the new name is there already: nothing is overwritten
-    _rename_old_outputs(tmp_path, manifest)
-    assert (tmp_path / old).is_dir() and (tmp_path / new / "table.csv").is_file()
-
-
 # --- the pipeline's checks come from the declaration --------------------------------------------------------
 
 def _plan(name, values):
@@ -192,11 +158,12 @@ def test_select_llm_replay_and_a_configured_server(monkeypatch, capsys):
 def test_declaring_an_experiment_keeps_the_other_experiments_checkpoints():
     """declared.py's checks import every experiment module; it is left out of the checkpoint digest, so
     editing it (or the scale experiment it names) keeps the LLM rows of 03 and 04."""
-    from toolroute.experiments.checkpoint import module_files
+    from toolroute_lab.shared.checkpoint import module_files
 
-    for entry in ["toolroute.experiments.step_limits", "toolroute.experiments.ragas_eval"]:
-        files = {str(p).split("src/toolroute/")[-1] for p in module_files([entry, "toolroute.experiments.declared",
-                                                                           "toolroute.experiments.notebook"])}
-        assert "experiments/notebook.py" in files and entry.replace("toolroute.", "").replace(".", "/") + ".py" in files
-        assert not files & {"experiments/declared.py", "experiments/scale.py", "experiments/card_improvement.py",
-                            "pipeline.py", "cli.py"}
+    for entry in ["toolroute_lab.e03_step_limits.step_limits", "toolroute_lab.e04_ragas_eval.ragas_eval"]:
+        files = {str(p).split("src/")[-1] for p in module_files([entry, "toolroute_lab.run.declared",
+                                                                 "toolroute_lab.shared.notebook"])}
+        assert "toolroute_lab/shared/notebook.py" in files and entry.replace(".", "/") + ".py" in files
+        assert not files & {"toolroute_lab/run/declared.py", "toolroute_lab/e05_scale/scale.py",
+                            "toolroute_lab/e06_card_improvement/card_improvement.py", "toolroute_lab/run/pipeline.py",
+                            "toolroute/cli.py"}

@@ -212,7 +212,7 @@ def test_hard_negatives_come_from_when_not_to_use_and_never_share_a_batch_with_t
 
     from toolroute.cards.model import Catalog, ToolCard
     from toolroute.e5torch.finetune import distinct_batches
-    from toolroute.experiments.finetune_e5 import card_passage, with_hard_negatives
+    from toolroute_lab.studies.finetune_e5 import card_passage, with_hard_negatives
 
     cards = [ToolCard(name="claim_guide", purpose="청구 절차 안내", when_to_use=("청구 어떻게 해요?", "청구 순서"),
                       when_not_to_use=("서류 목록만 궁금하면 → claim_forms",)),

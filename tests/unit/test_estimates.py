@@ -3,8 +3,9 @@ line after each notebook."""
 
 from datetime import datetime
 
-from toolroute.experiments import declared, judge_check
-from toolroute.experiments.estimates import Estimate, duration, estimate, plan_lines, progress_line, start_line
+from toolroute_lab.run import declared
+from toolroute_lab.e04_ragas_eval import judge_check
+from toolroute_lab.run.estimates import Estimate, duration, estimate, plan_lines, progress_line, start_line
 
 STEP_DEFAULTS = {"domains": ["insurance", "threat", "plant"], "caps": [1, 2, 3, 4, 6], "top_ks": [5], "task_ids": None,
                  "llm": "auto", "llms": [{"name": "embedded"}]}
@@ -101,7 +102,7 @@ def test_a_resumed_notebook_counts_its_earlier_attempts():
 def test_earlier_attempts_are_read_from_what_they_recorded_or_left_behind(tmp_path):
     import os
 
-    from toolroute.pipeline import earlier_attempts_seconds
+    from toolroute_lab.run.pipeline import earlier_attempts_seconds
 
     assert earlier_attempts_seconds(None, "k", tmp_path) == 0.0
     assert earlier_attempts_seconds({"params_digest": "k", "status": "ok", "seconds": 9}, "k", tmp_path) == 0.0

@@ -6,7 +6,7 @@ The last is measured on `hard_legit2.jsonl`, read once after round 3 was frozen 
 `hard_legit.jsonl`, whose totals were read after each of the three earlier rounds, is kept in the table
 as "held-out (read 3 times in earlier rounds)" and its count asserted as recorded (10 of 152, 6.6%,
 L1+L2+L3; 44 before the change, 14 after round 1, 11 after round 2). The tests also assert that the
-recomputed numbers equal the committed CSV, written by `python -m toolroute.experiments.guard_eval`,
+recomputed numbers equal the committed CSV, written by `python -m toolroute_lab.studies.guard_eval`,
 and that docs/agent.md quotes them. L1 needs no model and is recomputed here on every run; the L2
 gate and the L3 classifier need the e5 embedder (marked slow).
 """
@@ -21,7 +21,7 @@ import pytest
 
 from toolroute.agent.guardrails import DomainGate
 from toolroute.agent.injection_classifier import InjectionClassifier, cross_validated, tuning_data
-from toolroute.experiments.guard_eval import (families_path, family, heldout_path, layer_table, redteam_path,
+from toolroute_lab.studies.guard_eval import (families_path, family, heldout_path, layer_table, redteam_path,
                                               results_path)
 
 from conftest import HashEmbedder
@@ -112,7 +112,7 @@ def test_every_set_is_labelled_tuning_or_held_out():
 @pytest.mark.slow
 def test_all_layers_equal_the_committed_table_with_the_e5_gate(monkeypatch, tmp_path):
     """L2 and L3 with the real e5 embedder (about two minutes on two busy cores)."""
-    from toolroute.experiments.guard_eval import main
+    from toolroute_lab.studies.guard_eval import main
 
     monkeypatch.setenv("TOOLROUTE_CARDSTORE", str(tmp_path / "cards"))
     recomputed = main(tmp_path / "guard_eval.csv")
@@ -136,7 +136,7 @@ def test_the_classifier_is_fitted_on_the_tuning_splits_only():
     """L3 reads dev, train and hard_legit_tune (`CLASSIFIER_SETS`), never a held-out set, and not
     hard_legit_tune2 (a tuning set the gate's consultation turns read: see `CLASSIFIER_SETS`)."""
     from toolroute.agent.injection_classifier import CLASSIFIER_SETS, TUNING_SETS
-    from toolroute.experiments.guard_eval import REDTEAM_SETS
+    from toolroute_lab.studies.guard_eval import REDTEAM_SETS
 
     injections, legitimate, calibration = tuning_data("insurance")
     assert len(injections) == 102 + 235 and len(legitimate) == 60 + 140 + 133 + 170 and len(calibration) > 100

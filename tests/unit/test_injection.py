@@ -14,7 +14,7 @@ from toolroute.agent.injection import compose_jamo, squeeze, views, violation
 from toolroute.cards import normalize_text
 from toolroute.config import ROOT
 from toolroute.cards import near_duplicate
-from toolroute.experiments.guard_eval import load_jsonl, heldout_path, redteam_path
+from toolroute_lab.studies.guard_eval import load_jsonl, heldout_path, redteam_path
 
 from conftest import HashEmbedder
 
@@ -243,7 +243,7 @@ def test_finding_8_turns_pass_the_whole_input_guard(monkeypatch, tmp_path):
     """L1, then the e5 gate (L2) and L3 as the agent builds them (about two minutes on two busy cores).
     On the main of issue 37 the first turn was refused by L1, the second by L1 and L3, the callback note
     by L3 and the administrator's question by L2 (checked by running this test's turns there)."""
-    from toolroute.experiments.guard_eval import e5_gate
+    from toolroute_lab.studies.guard_eval import e5_gate
 
     monkeypatch.setenv("TOOLROUTE_CARDSTORE", str(tmp_path / "cards"))
     gate = e5_gate()

@@ -506,7 +506,7 @@ def test_banned_claims_quoted_for_a_check_pass():
 
 def test_no_probe_is_a_near_duplicate_of_a_held_out_prompt():
     from toolroute.cards import near_duplicate, normalize_text
-    from toolroute.experiments.guard_eval import heldout_path, load_jsonl, redteam_path
+    from toolroute_lab.studies.guard_eval import heldout_path, load_jsonl, redteam_path
 
     hard_legit, hard_legit2 = heldout_path().with_name("hard_legit.jsonl"), heldout_path().with_name("hard_legit2.jsonl")
     held_out = [normalize_text(r["text"]) for path in (heldout_path(), redteam_path(), hard_legit, hard_legit2)

@@ -1,5 +1,5 @@
 """The judged subset of notebook 04 (a sample per metric, faithfulness on every turn with passages) and
-the judge checked against our hand labels (`experiments/judge_check.py`)."""
+the judge checked against our hand labels (`toolroute_lab/e04_ragas_eval/judge_check.py`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import json
 import pandas as pd
 import pytest
 
-from toolroute.experiments import judge_check, ragas_eval
-from toolroute.experiments.ragas_eval import EvalItem
+from toolroute_lab.e04_ragas_eval import judge_check
+from toolroute_lab.e04_ragas_eval import ragas_eval
+from toolroute_lab.e04_ragas_eval.ragas_eval import EvalItem
 
 
 def _runs_and_items(n_scenario: int = 30, n_rag: int = 25, n_query: int = 30):

@@ -8,7 +8,7 @@ import time
 import psutil
 import pytest
 
-from toolroute import pipeline
+from toolroute_lab.run import pipeline
 
 ORPHAN = "import time; time.sleep(120)  # left behind"
 

@@ -8,9 +8,10 @@ import pytest
 
 from toolroute.agent.graph import FAILED_ANSWER
 from toolroute.agent.pack import load_pack
-from toolroute.experiments import option_arms
-from toolroute.experiments.option_arms import dev_chain_tasks, dev_scenario_ids, option_table, run_option_arms
-from toolroute.experiments.ragas_eval import scenario_items
+from toolroute_lab.studies import option_arms
+from toolroute_lab.shared.arms import option_changes
+from toolroute_lab.studies.option_arms import dev_chain_tasks, dev_scenario_ids, option_table, run_option_arms
+from toolroute_lab.e04_ragas_eval.ragas_eval import scenario_items
 
 
 def test_the_dev_rule_is_fixed_and_leaves_the_rest():
@@ -78,6 +79,6 @@ def test_a_deadline_stops_between_units_so_the_arms_stay_paired():
                            chain_tasks=dev_chain_tasks(["threat"]), scenario_ids=[], deadline=time.monotonic() - 1,
                            progress=False)
     assert rows.empty
-    with pytest.raises(ValueError, match="unknown arm"):
+    with pytest.raises(ValueError, match="unknown option 'grammar'"):
         run_option_arms(lambda d, o: None, ["baseline", "grammar"], progress=False)
-    assert set(option_arms.OPTION_ARMS["constrained+lines"]) == {"constrained_calls", "tool_result_format"}
+    assert set(option_changes("constrained+lines")) == {"constrained_calls", "tool_result_format"}

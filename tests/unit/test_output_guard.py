@@ -307,7 +307,7 @@ def test_a_birth_date_with_a_one_digit_day_is_masked_whole(pack, answer):
 def test_false_removal_on_gold_answers(pack):
     """The gold answers (scenario turns, tasks, RAG answer phrases: `guard_eval.gold_answers`) hold no
     personal data and no id: the guardrail may change at most 1% of them."""
-    from toolroute.experiments.guard_eval import gold_answers, output_false_removal
+    from toolroute_lab.studies.guard_eval import gold_answers, output_false_removal
 
     answers = gold_answers()
     rate, rows = output_false_removal(pack, answers)

@@ -13,9 +13,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 
 from toolroute.evaluation.metrics import RoutedRow, wilson_interval
-from toolroute.experiments import plots
-from toolroute.experiments.arms import title as arm_title
-from toolroute.experiments.notebook import show_figures_inline
+from toolroute_lab.e01_ingest import plots as ingest_plots
+from toolroute_lab.e02_ablation import plots as ablation_plots
+from toolroute_lab.e03_step_limits import plots as step_plots
+from toolroute_lab.e04_ragas_eval import plots as ragas_plots
+from toolroute_lab.e05_scale import plots as scale_plots
+from toolroute_lab.e06_card_improvement import plots as card_plots
+from toolroute_lab.shared import figures
+from toolroute_lab.shared.arms import title as arm_title
+from toolroute_lab.shared.notebook import show_figures_inline
 
 
 def _renderer(fig):
@@ -56,7 +62,7 @@ def test_wilson_interval_known_values():
 
 
 def test_recall_curves_distinct_styles_default_highlighted_legend_outside():
-    fig = plots.recall_curves(_ablation_table(ARMS), [1, 3, 5], "test", default_arm="hybrid:default")
+    fig = ablation_plots.recall_curves(_ablation_table(ARMS), [1, 3, 5], "test", default_arm="hybrid:default")
     ax = fig.axes[0]
     lines = [line for line in ax.get_lines() if not line.get_label().startswith("_")]
     assert len(lines) == 22
@@ -70,14 +76,14 @@ def test_recall_curves_distinct_styles_default_highlighted_legend_outside():
 
 
 def test_line_styles_refuse_more_than_they_can_tell_apart():
-    assert len(set(plots.line_styles(40))) == 40
+    assert len(set(figures.line_styles(40))) == 40
     with pytest.raises(ValueError):
-        plots.line_styles(41)
+        figures.line_styles(41)
 
 
 def test_metric_bars_from_zero_default_marked_dev_beside_test():
     test, dev = _ablation_table(ARMS, 0), _ablation_table(ARMS, 1)
-    fig = plots.metric_bars(test, "hit@1", "test", default_arm="hybrid:default", dev=dev)
+    fig = ablation_plots.metric_bars(test, "hit@1", "test", default_arm="hybrid:default", dev=dev)
     ax = fig.axes[0]
     assert ax.get_xlim()[0] == 0
     bars = [p for p in ax.patches]
@@ -106,14 +112,14 @@ def _rows():
 
 
 def test_confusions_plot_every_miss_in_order_and_says_what_is_left_out():
-    outcomes = plots.routing_outcomes(_rows(), MODULES)
-    misses = plots.single_tool_misses(outcomes)
+    outcomes = ablation_plots.routing_outcomes(_rows(), MODULES)
+    misses = ablation_plots.single_tool_misses(outcomes)
     assert list(zip(misses.expected, misses.predicted, misses["count"])) == [
         ("a1", "b1", 2), ("b2", "a2", 1), ("c1", "a1", 1)]  # by count, then by name
-    errors = plots.error_counts(outcomes)
+    errors = ablation_plots.error_counts(outcomes)
     assert errors == {"single_rows": 7, "single_misses": 4, "multi_rows": 2, "multi_misses": 1, "no_call_rows": 2,
                       "no_call_routed": 1, "call_rows": 9, "call_refused": 1}
-    fig = plots.confusion_plot(outcomes, "arm", "test")
+    fig = ablation_plots.confusion_plot(outcomes, "arm", "test")
     assert len(fig.axes) == 2  # no colour bar
     matrix_ax, miss_ax = fig.axes
     assert sum(p.get_width() for p in miss_ax.patches) == errors["single_misses"]
@@ -122,9 +128,9 @@ def test_confusions_plot_every_miss_in_order_and_says_what_is_left_out():
     assert "4 single-tool top-1 misses" in title and "1 of 2 multi-tool" in title
     assert "1 of 2 no-call rows routed" in title and "1 of 9 call rows refused" in title
     assert "2 multi-tool rows not in the matrix" in matrix_ax.get_title()
-    matrix = plots.module_confusion(outcomes)
+    matrix = ablation_plots.module_confusion(outcomes)
     assert int(matrix.values.sum()) == errors["single_rows"] + errors["no_call_rows"]
-    assert matrix.loc["B", plots.NO_CALL] == 1 and matrix.loc[plots.NO_CALL, "A"] == 1
+    assert matrix.loc["B", ablation_plots.NO_CALL] == 1 and matrix.loc[ablation_plots.NO_CALL, "A"] == 1
     numbers = [int(t.get_text()) for t in matrix_ax.texts]
     assert sum(numbers) == int(matrix.values.sum())
 
@@ -135,11 +141,11 @@ def test_outcomes_from_a_failure_table_match_the_routed_rows():
     wrong = [r for r in rows if (r.expected and r.ranked[0] not in r.expected) or r.no_call_predicted != (not r.expected)]
     failures = pd.DataFrame([{"id": r.id, "expected": ",".join(r.expected) or "(no call)", "top3": ",".join(r.ranked[:3]),
                               "no_call_predicted": r.no_call_predicted} for r in wrong])
-    rebuilt = plots.outcomes_from_failures(failures, queries, MODULES)
-    direct = plots.routing_outcomes(rows, MODULES)
-    assert plots.error_counts(rebuilt) == plots.error_counts(direct)
-    pd.testing.assert_frame_equal(plots.module_confusion(rebuilt), plots.module_confusion(direct))
-    pd.testing.assert_frame_equal(plots.single_tool_misses(rebuilt), plots.single_tool_misses(direct))
+    rebuilt = ablation_plots.outcomes_from_failures(failures, queries, MODULES)
+    direct = ablation_plots.routing_outcomes(rows, MODULES)
+    assert ablation_plots.error_counts(rebuilt) == ablation_plots.error_counts(direct)
+    pd.testing.assert_frame_equal(ablation_plots.module_confusion(rebuilt), ablation_plots.module_confusion(direct))
+    pd.testing.assert_frame_equal(ablation_plots.single_tool_misses(rebuilt), ablation_plots.single_tool_misses(direct))
 
 
 def test_no_call_scores_calib_legend_off_the_bars_ylabel_and_misrouted_rows_visible():
@@ -148,7 +154,7 @@ def test_no_call_scores_calib_legend_off_the_bars_ylabel_and_misrouted_rows_visi
     prob = np.where(call, rng.uniform(0.7, 1.0, 180), rng.uniform(0.0, 0.2, 180))
     prob[-2:] = 0.95  # two no-call rows above the threshold, among the call rows
     scores = pd.DataFrame({"is_call": call, "dense_top1": rng.uniform(0.8, 0.95, 180), "call_probability": prob})
-    fig = plots.no_call_scores(scores, 0.33, "arm", "test")
+    fig = ablation_plots.no_call_scores(scores, 0.33, "arm", "test")
     axes = fig.axes
     legend = fig.legends[0]
     assert any("fitted on calib" in t.get_text() for t in legend.get_texts())
@@ -161,11 +167,11 @@ def test_no_call_scores_calib_legend_off_the_bars_ylabel_and_misrouted_rows_visi
 
 
 def test_chunk_length_bins_end_at_the_limit():
-    edges = plots.chunk_length_bins(500, 500)
+    edges = ingest_plots.chunk_length_bins(500, 500)
     assert edges[-1] == 500 and edges[0] == 0
-    assert plots.chunk_length_bins(500, 530)[-1] == 550  # a longer chunk shows right of the limit
+    assert ingest_plots.chunk_length_bins(500, 530)[-1] == 550  # a longer chunk shows right of the limit
     lengths = pd.DataFrame({"collection": ["terms"] * 4, "document": ["d"] * 4, "chars": [120, 480, 499, 500]})
-    fig = plots.chunk_length_plot(lengths, 500, 100)
+    fig = ingest_plots.chunk_length_plot(lengths, 500, 100)
     bars = [p for p in fig.axes[0].patches if p.get_height() > 0]
     assert max(p.get_x() + p.get_width() for p in bars) == pytest.approx(500)
     assert sum(p.get_height() for p in bars) == 4
@@ -176,7 +182,7 @@ def test_hit_rate_mrr_on_its_own_axis_with_wilson_cis_per_collection():
     for collection, n in (("terms", 20), ("product_info", 70), ("all", 90)):
         for size in (300, 500):
             rows.append({"chunk_size": size, "collection": collection, "n": n, "hit@1": 0.5, "hit@5": 0.9, "mrr": 0.7})
-    fig = plots.hit_rate_plot(pd.DataFrame(rows), [1, 5])
+    fig = ingest_plots.hit_rate_plot(pd.DataFrame(rows), [1, 5])
     titles = [ax.get_title() for ax in fig.axes]
     assert titles[:3] == ["all (90 questions)", "terms (20 questions)", "product_info (70 questions)"]
     assert "MRR" in fig.axes[-1].get_ylabel() and "share" not in fig.axes[-1].get_ylabel()
@@ -201,7 +207,7 @@ def _runs():
 
 def test_completion_plot_draws_wilson_intervals_per_point():
     runs = _runs()
-    fig = plots.completion_plot(runs)
+    fig = step_plots.completion_plot(runs)
     ax = fig.axes[0]
     pooled = next(c for c in ax.containers if c.get_label().startswith("all tasks"))
     lo, hi = wilson_interval(3, 10)  # cap 1: 3 of 10 tasks completed
@@ -213,7 +219,7 @@ def test_completion_plot_draws_wilson_intervals_per_point():
 def test_completion_plot_draws_one_panel_per_arm_in_reading_order():
     runs = _runs()
     arms = pd.concat([runs.assign(arm=a) for a in ("gold_replay", "routed@5", "oracle")], ignore_index=True)
-    fig = plots.completion_plot(arms)
+    fig = step_plots.completion_plot(arms)
     assert [ax.get_title() for ax in fig.axes] == [arm_title("routed@5"), arm_title("oracle"), arm_title("gold_replay")]
     assert fig.axes[0].get_ylim() == fig.axes[2].get_ylim()  # one scale: levels compare across panels
     legend = fig.axes[-1].get_legend()
@@ -224,17 +230,17 @@ def test_completion_plot_draws_one_panel_per_arm_in_reading_order():
 
 def test_cost_plot_says_how_many_rows_are_copies():
     runs = _runs()
-    fig = plots.cost_plot(runs)
-    assert f"{plots.copied_rows(runs)} of {len(runs)} rows are copies" in fig._suptitle.get_text()
-    assert plots.copied_rows(runs) == 8
-    assert "each run at its cap" in plots.cost_plot(runs.drop(columns=["reused_from_cap"]))._suptitle.get_text()
+    fig = step_plots.cost_plot(runs)
+    assert f"{step_plots.copied_rows(runs)} of {len(runs)} rows are copies" in fig._suptitle.get_text()
+    assert step_plots.copied_rows(runs) == 8
+    assert "each run at its cap" in step_plots.cost_plot(runs.drop(columns=["reused_from_cap"]))._suptitle.get_text()
 
 
 def test_metric_plot_shows_every_item_n_in_labels_and_a_ci():
     scores = pd.DataFrame({"kind": ["scenario"] * 46 + ["rag"] * 6, "id": range(52),
                            "tool_call_accuracy": [0.0] * 40 + [1.0] * 6 + [np.nan] * 6,
                            "chrf": np.linspace(0, 0.5, 52)})
-    fig = plots.metric_plot(scores)
+    fig = ragas_plots.metric_plot(scores)
     ax = fig.axes[0]
     assert ax.get_title() == "tool_call_accuracy"
     labels = [t.get_text() for t in ax.get_xticklabels()]
@@ -257,7 +263,7 @@ def _scale_table():
 def test_scale_plot_labels_the_threshold_draws_bands_says_single_pass_and_plots_bfcl():
     bfcl = pd.DataFrame([{"arm": a, "category": c, "n": n, "tools": 894, "hit@1": 0.5, "recall@5": 0.8}
                          for a in ("dense", "bm25") for c, n in (("all", 1253), ("multiple", 200))])
-    fig = plots.plot_scale(_scale_table(), bfcl=bfcl)
+    fig = scale_plots.plot_scale(_scale_table(), bfcl=bfcl)
     hit, recall, no_call, top1, latency, bfcl_ax = fig.axes
     assert any("0.9" in line.get_label() for line in hit.get_lines())
     assert any("0.9" in t.get_text() for t in hit.texts)
@@ -267,7 +273,7 @@ def test_scale_plot_labels_the_threshold_draws_bands_says_single_pass_and_plots_
     assert "not in these tables" in [t.get_text() for t in top1.texts]  # an old table without the column
     assert "n=1253" in [t.get_text() for t in bfcl_ax.get_xticklabels()][0]
     assert "n=229" in hit.get_title() and "n=38" in no_call.get_title()
-    assert [line.get_color() for line in hit.get_lines() if "hybrid" in line.get_label()] == [plots.DEFAULT_COLOR]
+    assert [line.get_color() for line in hit.get_lines() if "hybrid" in line.get_label()] == [figures.DEFAULT_COLOR]
 
 
 def test_scale_plot_draws_both_series_with_bootstrap_bands_and_the_median_of_passes():
@@ -278,7 +284,7 @@ def test_scale_plot_draws_both_series_with_bootstrap_bands_and_the_median_of_pas
                              for row in _scale_table().drop(columns="size").drop_duplicates("arm").to_dict("records")
                              for size in sizes for split in ("test", "dev")])
     korean, bfcl = series("korean", (54, 104, 268), 3), series("bfcl", (54, 500, 2628), 1)
-    fig = plots.plot_scale(bfcl, korean=korean)
+    fig = scale_plots.plot_scale(bfcl, korean=korean)
     hit, _, _, top1, latency, bfcl_ax = fig.axes
     labels = [line.get_label() for line in hit.get_lines()]
     assert sum("Korean" in label for label in labels) == 2 and sum("BFCL" in label for label in labels) == 2
@@ -303,7 +309,7 @@ def test_card_improvement_plots_paired_differences_with_the_hit1_n_and_the_cost(
          "hit@1_diff": np.nan, "hit@1_diff_lo": np.nan, "hit@1_diff_hi": np.nan},
         {"split": "test", "arm": "+ LLM rerank of top 8", "n": 267, "n_call": 229, "hit@1": 0.852,
          "seconds_per_query_p50": 9.18, "hit@1_diff": -0.009, "hit@1_diff_lo": -0.044, "hit@1_diff_hi": 0.022}])
-    fig = plots.card_improvement_plot(aug, rerank, augmentation_cost={"examples_added": 59, "llm_calls": 54})
+    fig = card_plots.card_improvement_plot(aug, rerank, augmentation_cost={"examples_added": 59, "llm_calls": 54})
     diff_ax, cost_ax = fig.axes
     labels = [t.get_text() for t in diff_ax.get_yticklabels()]
     assert len(labels) == 2 and all("over 229 call rows of 267" in label for label in labels)
@@ -329,7 +335,7 @@ def _arm_rows(tokens=(600.0, 1500.0, 400.0, 12000.0, 300.0)) -> pd.DataFrame:
 
 def test_arm_cost_plot_from_a_committed_table_has_wilson_bars_a_ceiling_and_a_log_axis():
     table = _arm_rows()
-    fig = plots.arm_cost_plot(table)
+    fig = figures.arm_cost_plot(table)
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_ylim() == (0, 1.03)
     ceiling = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
@@ -343,12 +349,12 @@ def test_arm_cost_plot_from_a_committed_table_has_wilson_bars_a_ceiling_and_a_lo
 
 
 def test_arm_cost_plot_is_linear_when_a_cost_is_zero():
-    fig = plots.arm_cost_plot(_arm_rows(tokens=(0.0, 0.0, 0.0, 0.0, 0.0)))  # the model-free replay reports no tokens
+    fig = figures.arm_cost_plot(_arm_rows(tokens=(0.0, 0.0, 0.0, 0.0, 0.0)))  # the model-free replay reports no tokens
     assert fig.axes[0].get_xscale() == "linear"
 
 
 def _no_call_fixture():
-    from toolroute.experiments import breakdowns
+    from toolroute_lab.e02_ablation import breakdowns
 
     rng = np.random.default_rng(3)
     queries = [SimpleNamespace(id=f"q{i}", expected_tools=() if i % 5 == 0 else ("a1",), kind="") for i in range(60)]
@@ -364,7 +370,7 @@ def _no_call_fixture():
 
 def test_no_call_curves_n_equals_the_rows_default_black_and_thick_points_with_cis():
     decisions, summary = _no_call_fixture()
-    fig = plots.no_call_curves(decisions, summary, "test", default_arm="hybrid:default")
+    fig = ablation_plots.no_call_curves(decisions, summary, "test", default_arm="hybrid:default")
     roc_ax, zoom_ax, rc_ax = fig.axes
     title = fig._suptitle.get_text()
     assert "60 rows per arm (48 call, 12 no-call), 3 arms" in title
@@ -386,11 +392,11 @@ def test_no_call_curves_n_equals_the_rows_default_black_and_thick_points_with_ci
 
 
 def test_tool_recall_plot_n_in_labels_and_title_equal_the_rows():
-    from toolroute.experiments import breakdowns
+    from toolroute_lab.e02_ablation import breakdowns
 
     rows = _rows()
     table = breakdowns.tool_recall(rows, MODULES, ks=(1, 5))
-    fig = plots.tool_recall_plot(table, "arm", "test")
+    fig = ablation_plots.tool_recall_plot(table, "arm", "test")
     ax = fig.axes[0]
     single = sum(len(r.expected) == 1 for r in rows)
     drawn = table[table["n"] > 0]

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from toolroute.config import ROOT
-from toolroute.experiments import ragas_eval, report
-from toolroute.experiments.ragas_eval import EvalItem, build_items, ragas_messages, score_without_llm
+from toolroute_lab.e04_ragas_eval import ragas_eval
+from toolroute_lab.e07_report import report
+from toolroute_lab.e04_ragas_eval.ragas_eval import EvalItem, build_items, ragas_messages, score_without_llm
 
 
 def _run(item: EvalItem, log: list[dict[str, Any]], answer: str) -> dict[str, Any]:
@@ -344,7 +345,7 @@ def test_04_tables_carry_the_arm_and_intervals(arm_runs):
 def test_04_over_context_is_recorded_not_sent():
     from types import SimpleNamespace
 
-    from toolroute.experiments.arms import ContextBudget
+    from toolroute_lab.shared.arms import ContextBudget
 
     llm = _arm_llm()
     model = SimpleNamespace(name="m", tag="m", chat=llm, max_concurrency=1, run_seconds=None)
@@ -413,7 +414,7 @@ def test_ceiling_kinds_give_the_ceiling_its_own_items_and_every_rag_question_its
 
 
 def test_the_04_estimate_counts_the_turns_of_every_arm():
-    from toolroute.experiments import declared
+    from toolroute_lab.run import declared
 
     base = {"scenario_ids": [], "rag_ids": [], "rag_limit": None, "query_split": "test", "query_limit": 10,
             "judge": "none", "top_k": 5, "llms": [{"name": "embedded"}]}
@@ -427,7 +428,7 @@ def test_the_04_estimate_counts_the_turns_of_every_arm():
 
 
 def test_the_03_estimate_counts_the_runs_of_every_arm():
-    from toolroute.experiments import declared
+    from toolroute_lab.run import declared
 
     base = {"domains": ["threat"], "caps": [1, 3], "top_ks": [5], "task_ids": None, "llms": [{"name": "embedded"}]}
     plain = declared.STEP_LIMITS.rows(base)
@@ -439,7 +440,7 @@ def test_an_endpoint_is_not_held_to_the_embedded_models_context():
     gets every arm sent, all tools included; the embedded model and the replay stand-in keep the check."""
     from types import SimpleNamespace
 
-    from toolroute.experiments.arms import ContextBudget, budget_for
+    from toolroute_lab.shared.arms import ContextBudget, budget_for
 
     llm = _arm_llm()
     budget = ContextBudget(limit=400, count=lambda messages, schemas: 100 + 50 * len(schemas), reserve=100)

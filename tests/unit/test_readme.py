@@ -200,7 +200,8 @@ def _docs(name: str) -> str:
 
 
 def test_consultations_scoring_zero_equal_by_scenario_csv():
-    from toolroute.experiments.findings import agent_rows, zero_consultations  # the report's own count
+    from toolroute_lab.e04_ragas_eval.findings import zero_consultations  # the report's own count
+    from toolroute_lab.shared.run_tables import agent_rows
 
     by_scenario = agent_rows(pd.read_csv(REFERENCE / "04_ragas_eval" / "by_scenario.csv"))
     found = re.findall(r"(\w+) consultations scored 0 on both", _docs("results.md"))
@@ -209,7 +210,7 @@ def test_consultations_scoring_zero_equal_by_scenario_csv():
 
 
 def test_rag_questions_routed_to_their_rag_tool_equal_runs_csv():
-    from toolroute.experiments.findings import agent_rows  # the agent as it runs, not the ceiling's replays
+    from toolroute_lab.shared.run_tables import agent_rows  # the agent as it runs, not the ceiling's replays
 
     runs = agent_rows(pd.read_csv(REFERENCE / "04_ragas_eval" / "runs.csv"))
     rag = runs[runs["kind"] == "rag"]

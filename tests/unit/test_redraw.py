@@ -3,7 +3,7 @@
 import shutil
 
 from toolroute.config import ROOT
-from toolroute.experiments.redraw import redraw
+from toolroute_lab.run.redraw import redraw
 
 
 def test_redraw_reference_figures_from_the_committed_tables(tmp_path):
@@ -30,7 +30,7 @@ def test_redraw_reference_figures_from_the_committed_tables(tmp_path):
 def test_an_arm_that_ran_fewer_items_of_the_pool_is_named_not_drawn():
     import pandas as pd
 
-    from toolroute.experiments.plots import same_items
+    from toolroute_lab.e04_ragas_eval.plots import same_items
 
     pool = pd.DataFrame({"arm": ["routed@5", "oracle", "gold_replay"], "runs": [40, 40, 6]})
     rows, note = same_items(pool)

@@ -21,8 +21,15 @@ import pytest
 
 from toolroute.config import ROOT
 from toolroute.evaluation.metrics import holm_adjusted, wilson_interval
-from toolroute.experiments import declared, findings, report, targets
-from toolroute.pipeline import export_html
+from toolroute_lab.run import declared
+from toolroute_lab.e02_ablation import findings as ablation_findings
+from toolroute_lab.e03_step_limits import findings as step_findings
+from toolroute_lab.e04_ragas_eval import findings as ragas_findings
+from toolroute_lab.e05_scale import findings as scale_findings
+from toolroute_lab.e06_card_improvement import findings as card_findings
+from toolroute_lab.e07_report import report
+from toolroute_lab.e07_report import targets
+from toolroute_lab.run.pipeline import export_html
 from toolroute.routing import RouterConfig
 
 REFERENCE = ROOT / "results" / "reference"
@@ -177,13 +184,13 @@ def test_findings_follow_the_tables(tmp_path):
     """The numbers in the text come from the tables: change a table and the sentence changes."""
     run = report.load_run(REFERENCE)
     by_scenario = run.table("04_ragas_eval", "by_scenario")
-    zero = findings.zero_consultations(by_scenario)
+    zero = ragas_findings.zero_consultations(by_scenario)
     assert len(zero) == int(((by_scenario["tool_call_accuracy"] == 0) & (by_scenario["fact_presence"] == 0)).sum())
-    assert f"{len(zero)} of {len(by_scenario)} consultations score 0 on both" in " ".join(findings.ragas(run))
+    assert f"{len(zero)} of {len(by_scenario)} consultations score 0 on both" in " ".join(ragas_findings.ragas(run))
     changed = run.tables["05_scale"]["scale"].copy()
     changed.loc[changed.index[-1], "mrr"] = 0.5
     run.tables["05_scale"] = {**run.tables["05_scale"], "scale": changed}
-    assert "→ 0.5000" in " ".join(findings.scale(run))
+    assert "→ 0.5000" in " ".join(scale_findings.scale(run))
 
 
 # --- the committed reference report ------------------------------------------------------------------------------
@@ -219,7 +226,7 @@ def test_ablation_findings_read_the_breakdown_tables():
     """02's sentences on row kinds, splits, the no-call AUC, Holm and the writers come from its new tables."""
     run = report.load_run(REFERENCE)
     tables = run.tables["02_toolcard_ablation"]
-    text = " ".join(findings.ablation(run, DEFAULT_ARM))
+    text = " ".join(ablation_findings.ablation(run, DEFAULT_ARM))
     kinds = tables["by_row_kind"]
     multi = kinds[(kinds.arm_label == DEFAULT_ARM) & (kinds.split == "test") & (kinds.kind == "multi")].iloc[0]
     assert f"multi-tool Hit@1 {multi['hit@1']:.3f}" in text and "Recall@1 is 0 on them by definition" in text
@@ -236,7 +243,7 @@ def test_ablation_findings_read_the_breakdown_tables():
     changed = writers.copy()
     changed.loc[b.name, "hit@1_gap"] = 0.5
     run.tables["02_toolcard_ablation"] = {**tables, "by_writer": changed}
-    assert "a gap of +0.500" in " ".join(findings.ablation(run, DEFAULT_ARM))
+    assert "a gap of +0.500" in " ".join(ablation_findings.ablation(run, DEFAULT_ARM))
 
 
 def test_an_arm_nominally_better_than_the_default_is_named_even_when_holm_drops_it():
@@ -248,7 +255,7 @@ def test_an_arm_nominally_better_than_the_default_is_named_even_when_holm_drops_
     row = paired.index[(paired.arm_label == "hybrid:e5-small:single/top2") & (paired.metric == "hit@1")][0]
     paired.loc[row, ["diff", "ci_low", "ci_high", "p_value"]] = [0.039, 0.004, 0.074, 0.03]
     run.tables["02_toolcard_ablation"] = {**tables, "paired_test": paired}
-    text = " ".join(findings.ablation(run, DEFAULT_ARM))
+    text = " ".join(ablation_findings.ablation(run, DEFAULT_ARM))
     assert "hybrid:e5-small:single/top2 hit@1 +0.039 [0.004, 0.074]" in text
     assert "after Holm's correction" in text and "0 in favour of the other arm." in text  # p 0.03 of 63 does not hold
 
@@ -274,7 +281,7 @@ def test_a_latency_target_says_how_many_passes_its_median_is_of():
 
 def test_card_improvement_findings_count_hit1_over_the_call_rows():
     run = report.load_run(REFERENCE)
-    text = " ".join(findings.card_improvement(run))
+    text = " ".join(card_findings.card_improvement(run))
     aug = run.table("06_card_improvement", "augmentation")
     for _, row in aug[aug["hit@1_diff"].notna()].iterrows():
         assert f"over the {int(row['n_call'])} call rows" in text
@@ -282,7 +289,7 @@ def test_card_improvement_findings_count_hit1_over_the_call_rows():
 
 
 def test_tidy_keeps_each_progress_bar_once_and_no_machine_path(tmp_path):
-    from toolroute.pipeline import tidy_notebook
+    from toolroute_lab.run.pipeline import tidy_notebook
 
     root = "/home/someone/toolroute"
     nb = nbformat.v4.new_notebook()
@@ -384,7 +391,7 @@ def _arm_run(tmp_path, top_k: int = 5) -> report.RunOutputs:
 
 @pytest.mark.parametrize("top_k", [5, 3])
 def test_step_limit_findings_describe_the_agent_then_the_oracle_and_the_ceiling(tmp_path, top_k):
-    text = findings.step_limits(_arm_run(tmp_path, top_k), proposed_cap=3)
+    text = step_findings.step_limits(_arm_run(tmp_path, top_k), proposed_cap=3)
     assert 3 <= len(text) <= 6, text
     assert text[0].startswith(f"At cap 3 the agent with the router's top {top_k} (model embedded) completed 4/10")
     assert "from 10% (cap 1) to 40% (cap 3)" in text[1]
@@ -409,7 +416,7 @@ def test_step_limit_findings_say_how_the_chains_ended_per_arm(tmp_path):
                                                    ("gold_replay", '["a", "b"]', True)]])
     (tmp_path / "03_step_limits").mkdir()
     runs.to_csv(tmp_path / "03_step_limits" / "runs.csv", index=False)
-    text = findings.step_limits(run, proposed_cap=3)
+    text = step_findings.step_limits(run, proposed_cap=3)
     assert 3 <= len(text) <= 6, text
     why = next(s for s in text if s.startswith("How the two- and three-tool tasks ended at cap 3"))
     assert why.endswith("the router's top 5 0 of 2 completed (1 stopped early, 1 no tool called); the gold tools bound "
@@ -421,7 +428,7 @@ def test_step_limit_findings_without_a_routed_arm_name_the_arm_they_describe(tmp
     run = _arm_run(tmp_path)
     by_cap = run.tables["03_step_limits"]["by_cap"]
     run.tables["03_step_limits"] = {"by_cap": by_cap[by_cap.arm.isin(["oracle", "gold_replay"])]}
-    text = findings.step_limits(run, proposed_cap=3)
+    text = step_findings.step_limits(run, proposed_cap=3)
     assert text[0].startswith("At cap 3 the agent with the gold tools bound by an oracle router (model embedded) "
                               "completed 7/10") and "Across caps 1, 3," in text[1]
 
@@ -430,12 +437,12 @@ def test_several_models_share_one_sentence(tmp_path):
     run = _arm_run(tmp_path)
     by_cap = run.tables["03_step_limits"]["by_cap"]
     run.tables["03_step_limits"]["by_cap"] = pd.concat([by_cap.assign(model=m) for m in "abc"], ignore_index=True)
-    text = findings.step_limits(run, proposed_cap=3)
+    text = step_findings.step_limits(run, proposed_cap=3)
     assert 3 <= len(text) <= 6 and text[0].count("4/10") == 3 and "model a: 4/10" in text[0]
 
 
 def test_ragas_findings_read_the_agents_arm_and_compare_the_arms_on_the_test_queries(tmp_path):
-    text = findings.ragas(_arm_run(tmp_path))
+    text = ragas_findings.ragas(_arm_run(tmp_path))
     assert 3 <= len(text) <= 6, text
     assert "On the 20 scenario turns" in text[0] and "is 0.200" in text[0] and "5/20 (25%" in text[0]  # top 5, not 1
     assert any(s.startswith("On 8 test queries the end-to-end tool-name F1 is 0.500 with the router's top 5") for s in text)
@@ -466,7 +473,7 @@ def test_the_arms_table_puts_each_value_beside_its_ci_and_leaves_out_the_mixed_p
 
 
 def test_the_best_consultation_is_the_one_with_most_turns_passed_not_the_first_of_a_tie():
-    from toolroute.experiments.findings import best_consultation
+    from toolroute_lab.e04_ragas_eval.findings import best_consultation
 
     table = pd.DataFrame({"conversation": ["S1", "S2", "S9"], "tool_call_accuracy": [0.25, 0.0, 0.25],
                           "fact_presence": [0.12, 0.9, 0.75], "pass_rate": [0.0, 0.25, 0.5]})

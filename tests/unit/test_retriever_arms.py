@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from toolroute.cards import Catalog
-from toolroute.experiments import ablation
-from toolroute.experiments.report import ablation_top
+from toolroute_lab.e02_ablation import ablation
+from toolroute_lab.e07_report.report import ablation_top
 from toolroute.routing import RouterConfig
 from toolroute.routing.arms import ARMS, RetrieverArm, register
 from toolroute.routing.base import Ranking, Retriever

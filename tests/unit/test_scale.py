@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from toolroute.external import bfcl
-from toolroute.experiments.scale import first_size_below, latency_columns, run_bfcl_routing, run_scale
+from toolroute_lab.e05_scale.scale import first_size_below, latency_columns, run_bfcl_routing, run_scale
 
 from conftest import HashEmbedder
 
@@ -115,7 +115,7 @@ def test_bfcl_routing_table_per_arm_and_category(wheel, tmp_path):
 def test_findings_say_when_hit1_was_below_the_line_before_any_distractor():
     import pandas as pd
 
-    from toolroute.experiments.scale import findings
+    from toolroute_lab.e05_scale.scale import findings
 
     row = {"recall@5": 0.9, "no_call_accuracy": 0.8, "latency_p50_ms": 20.0, "latency_p95_ms": 30.0, "records": 609,
            "edit_seconds": None, "edit_records_embedded": None}

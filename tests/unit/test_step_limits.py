@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict
 from toolroute.agent.graph import AgentConfig, build_agent
 from toolroute.agent.pack import DomainPack
 from toolroute.agent.tasks import Task, load_tasks
-from toolroute.experiments import plots, step_limits
-from toolroute.experiments.step_limits import cut_chains, run_step_limits, score_run, summarise
+from toolroute_lab.e03_step_limits import plots
+from toolroute_lab.e03_step_limits import step_limits
+from toolroute_lab.e03_step_limits.step_limits import cut_chains, run_step_limits, score_run, summarise
 
 from fake_llm import ScriptedLLM
 
@@ -344,7 +345,7 @@ def test_an_interrupted_sweep_resumes_from_its_checkpoint(tmp_path):
 
 
 def test_a_checkpoint_line_cut_by_a_kill_is_ignored(tmp_path):
-    from toolroute.experiments.checkpoint import RowCheckpoint
+    from toolroute_lab.shared.checkpoint import RowCheckpoint
 
     path = tmp_path / "c.jsonl"
     saved = RowCheckpoint(path, ["id"], "t")
@@ -356,14 +357,16 @@ def test_a_checkpoint_line_cut_by_a_kill_is_ignored(tmp_path):
 
 
 def test_the_checkpoint_digest_covers_what_a_run_imports_and_nothing_else():
-    from toolroute.experiments.checkpoint import module_files, source_fingerprint
+    from toolroute_lab.shared.checkpoint import module_files, source_fingerprint
 
-    files = {str(p).split("src/toolroute/")[-1] for p in module_files(["toolroute.experiments.step_limits", "toolroute.llm.serve"])}
+    files = {str(p).split("src/")[-1] for p in module_files(["toolroute_lab.e03_step_limits.step_limits", "toolroute.llm.serve"])}
     # cards/store.py is in: saved card edits are part of the effective catalogue a run routes with
-    assert {"agent/graph.py", "agent/guardrails.py", "agent/injection.py", "routing/router.py", "llm/qwen_tools.py",
-            "cards/store.py"} <= files
-    assert not files & {"agent/registry.py", "experiments/scale.py", "cli.py", "pipeline.py"}
-    entries = ["toolroute.experiments.step_limits"]
+    assert {"toolroute/agent/graph.py", "toolroute/agent/guardrails.py", "toolroute/agent/injection.py",
+            "toolroute/routing/router.py", "toolroute/llm/qwen_tools.py", "toolroute/cards/store.py",
+            "toolroute_lab/e03_step_limits/step_limits.py", "toolroute_lab/shared/arms.py"} <= files
+    assert not files & {"toolroute/agent/registry.py", "toolroute_lab/e05_scale/scale.py", "toolroute/cli.py",
+                        "toolroute_lab/run/pipeline.py"}
+    entries = ["toolroute_lab.e03_step_limits.step_limits"]
     assert source_fingerprint(entries) == source_fingerprint(entries)
 
 

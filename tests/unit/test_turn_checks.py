@@ -9,9 +9,9 @@ import pytest
 
 from toolroute.agent.graph import AgentConfig, build_agent
 from toolroute.agent.pack import load_pack
-from toolroute.experiments import ragas_eval
-from toolroute.experiments.agent_eval import known_context, reasked_facts, score_turn
-from toolroute.experiments.ragas_eval import EvalItem
+from toolroute_lab.e04_ragas_eval import ragas_eval
+from toolroute_lab.shared.agent_eval import known_context, reasked_facts, score_turn
+from toolroute_lab.e04_ragas_eval.ragas_eval import EvalItem
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,10 @@
-"""Why a consultation turn of 04 failed (`toolroute.experiments.turn_outcomes`), and the report's sentence."""
+"""Why a consultation turn of 04 failed (`toolroute_lab.e04_ragas_eval.turn_outcomes`), and the report's sentence."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from toolroute.experiments.turn_outcomes import OUTCOMES, failed_calls, outcome, outcome_counts
+from toolroute_lab.e04_ragas_eval.turn_outcomes import OUTCOMES, failed_calls, outcome, outcome_counts
 
 
 def _turn(**fields):
@@ -43,7 +43,7 @@ def test_counts_match_passed_by_model_arm_and_id_and_keep_the_outcome_order():
 
 
 def test_the_report_sentence_counts_the_failed_turns_per_lever(tmp_path):
-    from toolroute.experiments.findings import _turn_outcomes_clause
+    from toolroute_lab.e04_ragas_eval.findings import _turn_outcomes_clause
 
     folder = tmp_path / "04_ragas_eval"
     folder.mkdir()

