@@ -114,7 +114,7 @@ def cmd_eval_retrieval(args) -> int:
     print(f"{args.queries}: {report['n']} queries ({report['n_call']} call, {report['n_no_call']} no-call{with_history}); "
           f"arm={report['arm']} strategy={report['strategy']}")
     ci = report.get("ci95", {})
-    for key in [f"recall@{k}" for k in ks] + ["hit@1", "mrr", "no_call_accuracy", "false_no_call_rate"]:
+    for key in [f"recall@{k}" for k in ks] + ["hit@1", "mrr", "no_call_accuracy", "false_no_call_rate", "right_call"]:
         low, high = ci.get(key, (None, None))
         interval = f"  [{low:.3f}, {high:.3f}]" if low is not None and low == low else ""
         value = report[key]

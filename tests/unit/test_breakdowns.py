@@ -76,8 +76,9 @@ def test_split_table_holds_every_arm_on_every_split_with_counts_writer_and_role(
 def test_writer_table_pools_each_writers_splits_and_gives_the_gap_with_a_ci():
     table = breakdowns.writer_table(ROWS, ARMS, QUERIES, KS, n_boot=300)
     groups = list(zip(table["writer"], table["which"], table["splits"]))[:3]
-    assert groups == [("A", "all", "dev,calib,test"), ("A", "not tuned on", "calib,test"),
-                      ("B", "all", "tune")]
+    # dev, tune and calib all steered choices: only test is not tuned on, and writer B wrote a tuning split only
+    assert groups == [("A", "all", "dev,calib,test"), ("A", "not tuned on", "test"), ("B", "all", "tune")]
+    assert set(table.loc[table["splits"] == "tune", "tuned_on"]) == {True}
     for _, row in table.iterrows():
         pooled = [r for s in row["splits"].split(",") for r in ROWS[s][row["arm_label"]]]
         expected = summarize(pooled, KS)
@@ -86,13 +87,13 @@ def test_writer_table_pools_each_writers_splits_and_gives_the_gap_with_a_ci():
             assert _same(row[key], expected[key]), key
     b = table[(table["writer"] == "B") & (table["arm_label"] == ARMS[0])].iloc[0]
     a = table[(table["which"] == "not tuned on") & (table["arm_label"] == ARMS[0])].iloc[0]
-    assert b["gap_vs"] == "A: calib,test" and b["kinds"] == "single,multi,no_call" == b["same_kinds"]
+    assert b["gap_vs"] == "A: test" and b["kinds"] == "single,multi,no_call" == b["same_kinds"]
     assert a["kinds"] == "single,confusion,multi,no_call"
     for metric in breakdowns.GAP_METRICS:
         assert b[f"{metric}_gap"] == pytest.approx(b[metric] - a[metric])
         assert b[f"{metric}_gap_lo"] <= b[f"{metric}_gap"] <= b[f"{metric}_gap_hi"]
     # on the kinds both wrote: A's confusion-pair rows left out
-    same = [r for s in ("calib", "test") for r, q in zip(ROWS[s][ARMS[0]], QUERIES[s]) if q.kind != "confusion"]
+    same = [r for s in ("test",) for r, q in zip(ROWS[s][ARMS[0]], QUERIES[s]) if q.kind != "confusion"]
     assert b["hit@1_gap_same_kinds"] == pytest.approx(b["hit@1"] - summarize(same, KS)["hit@1"])
     assert table.loc[table["writer"] == "A", "hit@1_gap"].isna().all()
     assert table.loc[table["writer"] == "A", "hit@1_gap_same_kinds"].isna().all()
@@ -233,3 +234,68 @@ def test_the_pareto_figure_names_the_frontier_and_the_default_only():
     assert sorted(t.get_text() for t in near.texts) == ["default (default)", "fast", "slow_good"]  # slow_bad: beaten
     assert len(every.texts) == 0 and "All 4 arms" in every.get_title() and "dev + tune" in figure._suptitle.get_text()
     assert every.get_xscale() == near.get_xscale() == "log" and near.get_ylabel() == "hit@1"
+
+
+# --- single vs multi-vector, unconfounded -------------------------------------------------------------------------
+
+def _rows(hits: list[int], refused: tuple[int, ...] = ()) -> list[RoutedRow]:
+    return [RoutedRow(f"q{i}", ("a",), ("a", "b") if hit else ("b", "a"), i in refused) for i, hit in enumerate(hits)]
+
+
+def test_representation_table_pairs_each_aggregation_with_the_one_single_vector_arm(tmp_path):
+    from toolroute_lab.e02_ablation.plots import representation_plot
+
+    single = _rows([1, 1, 0, 0, 1, 0, 1, 0, 1, 1])
+    better = _rows([1, 1, 1, 1, 1, 1, 1, 0, 1, 1])  # 3 rows only multi gets right, none only single
+    worse = _rows([1, 0, 0, 0, 1, 0, 1, 0, 0, 1], refused=(0,))
+    labels = {("dense", "single", a): "dense:single" for a in ("max", "top2")}
+    labels |= {("dense", "multi", "max"): "dense:multi/max", ("dense", "multi", "top2"): "dense:multi/top2",
+               ("hybrid", "multi", "max"): "hybrid:multi/max"}  # no hybrid single arm: left out
+    rows = {"dense:single": single, "dense:multi/max": better, "dense:multi/top2": worse, "hybrid:multi/max": better}
+    table = breakdowns.representation_table(rows, labels, n_boot=300)
+    assert list(table["retriever"].unique()) == ["dense"] and len(table) == 4  # 2 aggregations x 2 metrics
+    up = table[(table.aggregation == "max") & (table.metric == "hit@1")].iloc[0]
+    assert (up["single_only"], up["multi_only"], up["n"]) == (0, 3, 10)
+    assert up["diff"] == pytest.approx(0.3) and up["p_mcnemar"] == pytest.approx(0.25)  # exact: 2 * 0.5**3
+    down = table[(table.aggregation == "top2") & (table.metric == "right_call")].iloc[0]
+    assert down["diff"] == pytest.approx(-0.3)  # the refused row that was a hit counts as wrong here
+    hit_down = table[(table.aggregation == "top2") & (table.metric == "hit@1")].iloc[0]
+    assert hit_down["diff"] == pytest.approx(-0.2)
+    holm = table[table.metric == "hit@1"]
+    assert (holm["p_holm"] >= holm["p_mcnemar"]).all()
+    effects = breakdowns.representation_effects(table)
+    main = effects[(effects.retriever == "dense") & (effects.metric == "hit@1")].iloc[0]
+    assert main["main_effect"] == pytest.approx(0.05) and main["interaction"] == pytest.approx(0.5)
+    representation_plot(table.assign(split="test"), "hit@1", tmp_path / "r.png")
+    assert (tmp_path / "r.png").stat().st_size > 0
+    empty = breakdowns.representation_table({}, labels)
+    assert empty.empty and list(empty.columns) == list(breakdowns.REPRESENTATION_COLUMNS)
+    representation_plot(empty.assign(split="test"), "hit@1", tmp_path / "e.png")
+
+
+def test_card_content_catalogues_keep_k_examples_per_card_and_the_plot_draws_the_curve(tmp_path):
+    import random
+
+    from toolroute.cards import open_catalog
+    from toolroute.config import toolcards_dir
+    from toolroute_lab.e02_ablation import card_content
+    from toolroute_lab.e02_ablation.plots import card_content_plot
+
+    base = open_catalog(toolcards_dir("insurance"))
+    two = card_content.with_examples(base, 2, random.Random(1))
+    assert all(len(c.when_to_use) == min(2, len(base.cards[c.name].when_to_use)) for c in two)
+    assert all(set(c.when_to_use) <= set(base.cards[c.name].when_to_use) for c in two)
+    assert two.identity != base.identity and card_content.with_examples(base, card_content.ALL, random.Random(1)) is base
+    again = card_content.with_examples(base, 2, random.Random(1))
+    assert [c.when_to_use for c in again] == [c.when_to_use for c in two]  # seeded: the same draw
+    assert card_content.card_content_curve(counts=[]).empty  # not run: an empty table with its columns
+    table = pd.DataFrame([{"split": "test", "fields": f, "examples": k, "draw": d, "examples_kept_mean": m, "n": 267,
+                           "hit@1": h + 0.01 * d, "right_call": h, "recall@5": 0.9, "mrr": 0.8}
+                          for f in ("purpose + examples + tags", "examples only") for k, m, h in ((1, 1.0, 0.7), (4, 3.9, 0.85))
+                          for d in range(3)])
+    summary = card_content.curve_summary(table)
+    assert list(summary["draws"]) == [3, 3, 3, 3] and summary["hit@1_low"].iloc[0] == pytest.approx(0.7)
+    assert summary["hit@1"].iloc[0] == pytest.approx(0.71) and summary["hit@1_high"].iloc[0] == pytest.approx(0.72)
+    card_content_plot(summary, tmp_path / "c.png")
+    card_content_plot(card_content.curve_summary(table.iloc[:0]), tmp_path / "empty.png")
+    assert (tmp_path / "c.png").stat().st_size > 0 and (tmp_path / "empty.png").stat().st_size > 0

@@ -77,3 +77,18 @@ def test_metric_columns_give_point_ci_and_the_paired_difference_to_a_baseline():
     assert alone["hit@1"] == 0.6 and alone["hit@1_ci_low"] <= 0.6 <= alone["hit@1_ci_high"] and "hit@1_diff" not in alone
     paired = metric_columns(better, ["hit@1"], (1,), baseline=base)
     assert paired["hit@1_diff"] == 0.6 and paired["hit@1_diff_ci_low"] > 0 and paired["hit@1_diff_p"] < 0.05
+
+
+def test_right_call_counts_the_no_call_decision_where_hit_at_1_does_not():
+    """A call row the router refused is a Hit@1 (its ranking is right) but not a right call."""
+    rows = [RoutedRow("called right", ("a",), ("a", "b"), False),
+            RoutedRow("refused, ranking right", ("a",), ("a", "b"), True),
+            RoutedRow("called wrong", ("a",), ("b", "a"), False),
+            RoutedRow("no-call refused", (), ("a",), True),
+            RoutedRow("no-call called", (), ("a",), False)]
+    assert [row_scores(r)["right_call"] for r in rows] == [1.0, 0.0, 0.0, 1.0, 0.0]
+    assert [row_scores(r)["hit@1"] for r in rows[:3]] == [1.0, 1.0, 0.0]
+    summary = summarize(rows)
+    assert summary["right_call"] == pytest.approx(2 / 5) and summary["hit@1"] == pytest.approx(2 / 3)
+    low, high = bootstrap_ci(rows, n_boot=200)["right_call"]
+    assert 0.0 <= low <= 2 / 5 <= high <= 1.0

@@ -106,7 +106,8 @@ def test_the_targets_are_declared_once_with_their_source():
     assert len(names) == len(set(names))
     for t in targets.TARGETS:
         assert t.goal in (targets.AT_LEAST, targets.AT_MOST) and t.issue > 0 and t.table.endswith(".csv") and t.rows
-    expected = {"hit@1": 0.92, "recall@5": 0.99, "mrr": 0.95, "no_call_accuracy": 0.95, "false_no_call_rate": 0.03}
+    expected = {"right_call": 0.92, "hit@1": 0.92, "recall@5": 0.99, "mrr": 0.95, "no_call_accuracy": 0.95,
+                "false_no_call_rate": 0.03}
     router = {t.column: t.threshold for t in targets.TARGETS if t.table == "02_toolcard_ablation/ablation_test.csv"}
     assert router == expected
 

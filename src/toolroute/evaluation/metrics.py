@@ -5,6 +5,10 @@ tools are in the top k; Hit@1 counts when the top tool is one of the expected; M
 best-ranked expected tool. Tool metrics are over rows with expected tools; no-call accuracy is over
 rows with none (right when the router predicts no call). `false_no_call_rate` shows the price the
 no-call rule charges on call rows.
+
+Hit@1 reads the ranking even where the router refused the row (the ranking exists either way), so it
+measures ranking, not routing. `right_call` is the end-to-end decision over every row: a call row is
+right when the router calls and its top tool is expected, a no-call row when it refuses.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ def row_scores(row: RoutedRow, ks: Sequence[int] = DEFAULT_KS) -> dict[str, floa
     nan = float("nan")
     if not row.expected:
         out = {f"recall@{k}": nan for k in ks}
-        out.update({"hit@1": nan, "mrr": nan, "false_no_call": nan, "no_call_accuracy": float(row.no_call_predicted)})
+        out.update({"hit@1": nan, "mrr": nan, "false_no_call": nan, "no_call_accuracy": float(row.no_call_predicted),
+                    "right_call": float(row.no_call_predicted)})
         return out
     positions: dict[str, int] = {}
     for i, name in enumerate(row.ranked):
@@ -42,6 +47,7 @@ def row_scores(row: RoutedRow, ks: Sequence[int] = DEFAULT_KS) -> dict[str, floa
     out["mrr"] = 1.0 / (min(found) + 1) if found else 0.0
     out["false_no_call"] = float(row.no_call_predicted)
     out["no_call_accuracy"] = nan
+    out["right_call"] = float(not row.no_call_predicted and out["hit@1"] == 1.0)
     return out
 
 
@@ -101,6 +107,20 @@ def paired_comparison(rows_a: Sequence[RoutedRow], rows_b: Sequence[RoutedRow], 
     return {"metric": metric, "n": int(len(diff)), "diff": float(observed),
             "ci_low": float(np.quantile(boots, 0.025)), "ci_high": float(np.quantile(boots, 0.975)),
             "p_value": p, "wins_b": int((diff > 0).sum()), "wins_a": int((diff < 0).sum())}
+
+
+def mcnemar_exact(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
+    """Two arms' binary outcomes (1.0 / 0.0, NaN where the row does not count) on the same rows: the rows
+    only A got right (`a_only`), only B (`b_only`), and the exact two-sided McNemar p (a binomial test of
+    the discordant rows at 1/2; 1.0 when there are none)."""
+    from scipy.stats import binomtest  # only for paired binary comparisons
+
+    pairs = [(x, y) for x, y in zip(a, b) if x == x and y == y]
+    a_only = sum(1 for x, y in pairs if x > y)
+    b_only = sum(1 for x, y in pairs if y > x)
+    discordant = a_only + b_only
+    p = binomtest(min(a_only, b_only), discordant, 0.5).pvalue if discordant else 1.0
+    return {"n": len(pairs), "a_only": a_only, "b_only": b_only, "p_mcnemar": float(min(1.0, p))}
 
 
 def unpaired_difference(rows_a: Sequence[RoutedRow], rows_b: Sequence[RoutedRow], metric: str,

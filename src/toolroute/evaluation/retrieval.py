@@ -41,7 +41,8 @@ def rows_of(report: dict) -> list[RoutedRow]:
 def evaluate(router: ToolRouter, queries: Sequence[EvalQuery], ks: Sequence[int] = DEFAULT_KS,
              ci: bool = True, keep: int | None = 10, progress: bool = False,
              history: HistoryRouting | None = None) -> dict:
-    """Contract report: n, counts, recall@k, mrr, hit@1, no_call_accuracy, threshold, per_query (+ CIs);
+    """Contract report: n, counts, recall@k, mrr, hit@1, no_call_accuracy, right_call (the end-to-end
+    decision: the right tool called, or a no-call row refused), threshold, per_query (+ CIs);
     each per_query ranking keeps the `keep` best tools (None: all of them). Rows with `history` are
     routed by the `history` arm; the report then names it (`history_arm`, `n_history`) and each such
     row says what was routed (`history`). A file without history gives the same report as before."""
@@ -57,6 +58,7 @@ def evaluate(router: ToolRouter, queries: Sequence[EvalQuery], ks: Sequence[int]
         "hit@1": metrics["hit@1"],
         "no_call_accuracy": metrics["no_call_accuracy"],
         "false_no_call_rate": metrics["false_no_call_rate"],
+        "right_call": metrics["right_call"],
         "threshold": router.no_call_rule.threshold if router.no_call_rule else None,
         "no_call_rule": router.no_call_rule.to_dict() if router.no_call_rule else None,
         "arm": router.arm,

@@ -41,6 +41,29 @@ def arm_config(arm: str, embedder: str = "e5-small", granularity: str = "multi",
                         aggregation=aggregation, cascade=cascade)
 
 
+def representation_labels(embedder: str = "e5-small", retrievers: Sequence[str] = ("dense", "hybrid"),
+                          aggregations: Sequence[str] = ("max", "top2", "mean"),
+                          fields: Sequence[str] = DEFAULT_FIELDS) -> dict[tuple[str, str, str], str]:
+    """{(retriever, representation, aggregation): arm label} of the single vs multi-vector factorial: one
+    embedder, the same fields (`breakdowns.representation_table` reads it)."""
+    return {(r, g, a): arm_config(r, embedder, g, fields, a).label
+            for r in retrievers for g in ("single", "multi") for a in aggregations}
+
+
+def cards_over_window(catalog, embedder: str = "e5-small", fields: Sequence[str] = DEFAULT_FIELDS) -> list[str]:
+    """The tools whose single-vector card text is longer than the embedder reads (its window): where single
+    vs multi-vector is confounded with truncation. e5-small's window is `WINDOW_TOKENS` of its tokenizer."""
+    from toolroute.embeddings import WINDOW_TOKENS, get_embedder  # loads the model: only when asked
+    from toolroute.routing.dense import IndexStrategy, card_records
+
+    model = get_embedder(embedder)
+    count = getattr(getattr(model, "_model", None), "token_count", None)
+    if count is None:
+        raise ValueError(f"{embedder}: no token count to check the window with")
+    strategy = IndexStrategy("single", tuple(fields))
+    return [card.name for card in catalog if count(card_records(card, strategy)[0].document) > WINDOW_TOKENS]
+
+
 def arm_settings(config: RouterConfig) -> dict:
     """The grid's own columns of a cell (an arm without an embedder, as BM25, has no granularity either)."""
     lexical = not arm_named(config.arm).uses_embedder

@@ -57,7 +57,27 @@ def ablation(run: Any, default_arm: str) -> list[str]:
     writer = _writer_sentence(run, default_arm)
     if writer:
         out.append(writer)
+    representation = _representation_sentence(run)
+    if representation:
+        out.append(representation)
     return out
+
+
+def _representation_sentence(run: Any, split: str = "test") -> str:
+    """Single vs multi-vector with the aggregation and retriever held fixed (representation.csv), on `split`."""
+    table = run.table(TOOLCARD_ABLATION.notebook, "representation")
+    if table is None or table.empty:
+        return ""
+    rows = table[(table["split"] == split) & (table["metric"] == "hit@1")]
+    if rows.empty:
+        return ""
+    held = rows[rows["holm_reject"].astype(bool)]
+    cells = "; ".join(f"{r['retriever']} {r['aggregation']} {r['diff']:+.3f} {ci(r['diff_lo'], r['diff_hi'])} "
+                      f"(exact McNemar p {r['p_mcnemar']:.2g})" for _, r in rows.iterrows())
+    verdict = (f"{len(held)} of {len(rows)} differences hold after Holm" if len(held)
+               else f"none of the {len(rows)} differences holds after Holm")
+    return (f"Single vs multi-vector cards with the aggregation and retriever held fixed ({split}, n={int(rows['n'].iloc[0])} "
+            f"call rows, Hit@1 multi − single): {cells}; {verdict}.")
 
 
 def _kinds_clause(run: Any, default_arm: str) -> str:

@@ -400,3 +400,63 @@ def pareto_figure(table: pd.DataFrame, default_arm: str | None = None, metric: s
     fig.suptitle(f"Accuracy against route time, frontier drawn on {' + '.join(choose_on)} ({report_on} only shown)")
     fig.tight_layout()
     return save(fig, path)
+
+
+def representation_plot(table: pd.DataFrame, metric: str = "hit@1", path=None):
+    """Multi- minus single-vector cards per aggregation, one panel per split, dense and hybrid side by side:
+    the paired difference with its 95% bootstrap CI, a filled marker where it holds after Holm."""
+    part = table[table["metric"] == metric]
+    if part.empty:  # a grid without both representations (the smoke set): say so instead of an empty axis
+        fig, ax = plt.subplots(figsize=(6, 1.5))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no single and multi-vector arms with the same aggregation in this grid", ha="center")
+        return save(fig, path)
+    splits = list(dict.fromkeys(part["split"])) if "split" in part.columns else [None]
+    fig, axes = plt.subplots(1, len(splits), figsize=(5.5 * len(splits), 4), sharey=True, squeeze=False)
+    aggregations = list(dict.fromkeys(part["aggregation"]))
+    for ax, split in zip(axes[0], splits):
+        rows = part if split is None else part[part["split"] == split]
+        for i, retriever in enumerate(dict.fromkeys(rows["retriever"])):
+            mine = rows[rows["retriever"] == retriever].set_index("aggregation").reindex(aggregations)
+            x = np.arange(len(aggregations)) + (i - 0.5) * 0.25
+            err = [mine["diff"] - mine["diff_lo"], mine["diff_hi"] - mine["diff"]]
+            ax.errorbar(x, mine["diff"], yerr=err, fmt="none", capsize=3, color=f"C{i}")
+            held = mine["holm_reject"].fillna(False).astype(bool)
+            ax.scatter(x[held.values], mine["diff"][held.values], color=f"C{i}", zorder=3, label=f"{retriever} (holds after Holm)")
+            ax.scatter(x[~held.values], mine["diff"][~held.values], facecolors="white", edgecolors=f"C{i}", zorder=3,
+                       label=f"{retriever}")
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.set_xticks(range(len(aggregations)), aggregations)
+        ax.set_xlabel("aggregation of the multi-vector records")
+        n = int(rows["n"].iloc[0]) if len(rows) else 0
+        ax.set_title(f"{split or ''} (n={n})")
+    axes[0][0].set_ylabel(f"{metric}: multi − single (95% CI)")
+    legend_outside(axes[0][-1])
+    fig.suptitle("Single vs multi-vector cards, the aggregation and the retriever held fixed")
+    return save(fig, path)
+
+
+def card_content_plot(summary: pd.DataFrame, path=None):
+    """Hit@1 against the `when_to_use` examples a card keeps, one line per field set, one panel per split:
+    the mean over draws, the band from the lowest to the highest draw (`card_content.curve_summary`)."""
+    if summary.empty:
+        fig, ax = plt.subplots(figsize=(6, 1.5))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "the card-content curve was not run (content_counts is empty)", ha="center")
+        return save(fig, path)
+    splits = list(dict.fromkeys(summary["split"]))
+    fig, axes = plt.subplots(1, len(splits), figsize=(5.5 * len(splits), 4), sharey=True, squeeze=False)
+    for ax, split in zip(axes[0], splits):
+        rows = summary[summary["split"] == split]
+        for i, (label, part) in enumerate(rows.groupby("fields", sort=False)):
+            x = part["examples_kept_mean"].to_numpy(dtype=float)
+            ax.plot(x, part["hit@1"], marker="o", color=f"C{i}", label=label)
+            ax.fill_between(x, part["hit@1_low"], part["hit@1_high"], color=f"C{i}", alpha=0.2, lw=0)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("when_to_use examples per card (mean kept)")
+        ax.set_title(f"{split} (n={int(rows['n'].iloc[0])})" if "n" in rows.columns else split)
+        ax.set_ylim(0, 1)
+    axes[0][0].set_ylabel("Hit@1 (mean over draws; band: lowest to highest draw)")
+    legend_outside(axes[0][-1])
+    fig.suptitle("How much card the router needs")
+    return save(fig, path)

@@ -336,7 +336,7 @@ def breakdown_views(run: RunOutputs) -> list[pd.DataFrame]:
         "arm_label", "writer", "splits", "tuned_on", "kinds", "n", "n_call", "hit@1", "hit@1_lo", "hit@1_hi", "recall@5",
         "mrr", "no_call_accuracy", "gap_vs", "hit@1_gap", "hit@1_gap_lo", "hit@1_gap_hi", "same_kinds",
         "hit@1_gap_same_kinds", "hit@1_gap_same_kinds_lo", "hit@1_gap_same_kinds_hi"]),
-        "The main arms by query writer; Hit@1 gap: writer B minus writer A on the splits no one tuned on, over all "
+        "The main arms by query writer; Hit@1 gap: writer B minus writer A on the test split (B wrote only a tuning split: a writer and a tuning gap at once), over all "
         "rows and over the row kinds both wrote, with unpaired 95% bootstrap CIs."))
     kinds = t.get("by_row_kind")
     if kinds is not None and len(kinds):

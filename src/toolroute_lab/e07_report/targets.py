@@ -67,6 +67,8 @@ _ARM = (("arm_label", DEFAULT_ARM),)
 _SCALE_54 = "05_scale/scale.csv"
 
 TARGETS: tuple[Target, ...] = (
+    Target("router right call (right tool called, or no-call row refused), test", _ROUTER, "right_call", _ARM,
+           AT_LEAST, 0.92, issue=39),
     Target("router Hit@1, test", _ROUTER, "hit@1", _ARM, AT_LEAST, 0.92, issue=23),
     Target("router Recall@5, test", _ROUTER, "recall@5", _ARM, AT_LEAST, 0.99, issue=23),
     Target("router MRR, test", _ROUTER, "mrr", _ARM, AT_LEAST, 0.95, issue=23),

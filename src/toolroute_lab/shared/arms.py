@@ -45,12 +45,27 @@ class Binding:
     title: str
 
 
+def oracle_with_confusers(gold_tools: Sequence[str], agent: Any) -> list[str]:
+    """The gold tools and every look-alike of theirs: the tools their cards' when_not_to_use lines name
+    ("… → other_tool") and the tools whose cards name them. Sorted by name, so that the gold tool is not
+    always first."""
+    catalog = agent.router.catalog
+    bound = set(gold_tools)
+    for tool in gold_tools:
+        card = catalog.cards.get(tool)
+        bound |= set(card.confusions() if card else ())
+        bound |= {other.name for other in catalog if tool in other.confusions()}
+    return sorted(t for t in bound if t in catalog.cards or t in gold_tools)
+
+
 # The arms that bind a fixed list, in reading order. A new one is an entry here (or `register_binding`):
 # 03 and 04 accept its name in `arms`, and their tables, figures and the report describe it.
 BINDINGS: dict[str, Binding] = {
     "oracle": Binding(lambda gold, agent: list(dict.fromkeys(gold)), "the gold tools bound by an oracle router",
                       "oracle router: the gold tools bound"),
     "all_tools": Binding(lambda gold, agent: list(agent.pack.tool_names), "every tool bound", "every tool bound"),
+    "oracle_confusers": Binding(oracle_with_confusers, "the gold tools and their look-alikes bound",
+                                "gold tools + look-alikes bound"),
 }
 CEILING_WORDS = ("the gold calls replayed and only the answer written by the model",
                  "ceiling: gold calls replayed, the model writes the answer")
