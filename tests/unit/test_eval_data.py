@@ -142,3 +142,30 @@ def test_bad_query_files_name_file_line_and_id(tmp_path, content, expected):
     with pytest.raises(QueryFileError) as err:
         load_queries(path, TOOL_NAMES)
     assert expected in str(err.value) and "q.jsonl" in str(err.value)
+
+
+SEALED_SHA256 = "26f16a4308f939736d99dde48fb3fa837c538c9d0a0779c027d68bd0d7b955c0"
+
+
+def test_the_sealed_set_is_unchanged_valid_and_free_of_card_copies(insurance_catalog):
+    """The sealed set (data/insurance/queries/SEALED.md) is measured once per frozen router: any edit to it
+    fails here, as does a label outside the catalogue or a near-copy of a card example."""
+    import hashlib
+
+    path = queries_path("insurance", "sealed")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == SEALED_SHA256, "the sealed set was edited"
+    rows = load_queries(path, TOOL_NAMES)
+    assert len(rows) == 232 and Counter(q.kind for q in rows) == {"single": 172, "multi": 30, "no_call": 30}
+    assert not similar_pairs([(q.id, q.query) for q in rows], insurance_catalog)
+
+
+def test_a_second_look_at_the_sealed_set_is_refused():
+    import pandas as pd
+
+    from toolroute_lab.studies.sealed_eval import already_evaluated
+
+    done = pd.DataFrame([{"set": "sealed", "router": "hybrid:x", "frozen_commit": "abc"},
+                         {"set": "test", "router": "hybrid:y", "frozen_commit": "abc"}])
+    assert already_evaluated(done, "hybrid:x", "abc")
+    assert not already_evaluated(done, "hybrid:y", "abc")  # only its test row: the sealed set was not read
+    assert not already_evaluated(done, "hybrid:x", "def") and not already_evaluated(pd.DataFrame(), "hybrid:x", "abc")

@@ -281,8 +281,10 @@ def format_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def table_html(table: pd.DataFrame) -> str:
-    """The whole table as HTML (every row and column: no pandas "..." truncation), numbers formatted."""
-    return format_table(table).to_html(index=False, max_rows=None, max_cols=None, border=0, na_rep="–")
+    """The whole table as HTML (every row and column: no pandas "..." truncation), numbers formatted, in a
+    box as wide as the page that scrolls sideways: a wide table never widens the page or loses columns."""
+    html = format_table(table).to_html(index=False, max_rows=None, max_cols=None, border=0, na_rep="–")
+    return f'<div class="report-table" style="max-width:100%;overflow-x:auto">{html}</div>'
 
 
 def paired_with_holm(paired: pd.DataFrame) -> pd.DataFrame:

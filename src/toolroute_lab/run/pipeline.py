@@ -28,6 +28,7 @@ from toolroute.config import ROOT, llm_endpoint, results_dir
 from toolroute_lab.run import declared
 from toolroute_lab.run.estimates import (Estimate, duration, estimate, plan_lines, progress_line, reference_run,
                                              start_line)
+from toolroute_lab.shared.machine import cpu_model
 from toolroute_lab.shared.pool import check_concurrency
 from toolroute_lab.shared.notebook import EMBEDDED, LLM_CHOICES, LLMS_FILE, parse_llms
 from toolroute.llm.server import healthy, runtime_problem
@@ -326,22 +327,6 @@ def _versions() -> dict[str, str]:
 
 def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
-
-
-def cpu_model() -> str:
-    """The CPU type: model name, family/model and a digest of the feature flags (VMs often report
-    a generic name). e5-small's vectors are exact only on the same CPU type (see
-    tests/integration/test_reference.py), so a run records where it ran."""
-    try:
-        info = {}
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("model name", "cpu family", "model", "flags") and key.strip() not in info:
-                info[key.strip()] = value.strip()
-        flags = hashlib.sha256(" ".join(sorted(info.get("flags", "").split())).encode()).hexdigest()[:8]
-        return f"{info.get('model name', '?')} (family {info.get('cpu family', '?')} model {info.get('model', '?')}, flags {flags})"
-    except OSError:
-        return platform.processor() or platform.machine()
 
 
 def list_outputs(params_path: str | Path) -> list[str]:
