@@ -249,11 +249,17 @@ def test_representation_table_pairs_each_aggregation_with_the_one_single_vector_
     better = _rows([1, 1, 1, 1, 1, 1, 1, 0, 1, 1])  # 3 rows only multi gets right, none only single
     worse = _rows([1, 0, 0, 0, 1, 0, 1, 0, 0, 1], refused=(0,))
     labels = {("dense", "single", a): "dense:single" for a in ("max", "top2")}
+    labels[("dense", "single", "mean")] = "dense:single/mean"  # a label the grid did not run: the same arm stands in
+    labels[("dense", "multi", "mean")] = "dense:multi/mean"
+    rows_mean = {"dense:multi/mean": _rows([1, 1, 0, 0, 1, 0, 1, 0, 1, 1])}
     labels |= {("dense", "multi", "max"): "dense:multi/max", ("dense", "multi", "top2"): "dense:multi/top2",
                ("hybrid", "multi", "max"): "hybrid:multi/max"}  # no hybrid single arm: left out
-    rows = {"dense:single": single, "dense:multi/max": better, "dense:multi/top2": worse, "hybrid:multi/max": better}
+    rows = {"dense:single": single, "dense:multi/max": better, "dense:multi/top2": worse, "hybrid:multi/max": better,
+            **rows_mean}
     table = breakdowns.representation_table(rows, labels, n_boot=300)
-    assert list(table["retriever"].unique()) == ["dense"] and len(table) == 4  # 2 aggregations x 2 metrics
+    assert list(table["retriever"].unique()) == ["dense"] and len(table) == 6  # 3 aggregations x 2 metrics
+    mean = table[(table.aggregation == "mean") & (table.metric == "hit@1")].iloc[0]
+    assert mean["single"] == "dense:single" and mean["diff"] == 0.0
     up = table[(table.aggregation == "max") & (table.metric == "hit@1")].iloc[0]
     assert (up["single_only"], up["multi_only"], up["n"]) == (0, 3, 10)
     assert up["diff"] == pytest.approx(0.3) and up["p_mcnemar"] == pytest.approx(0.25)  # exact: 2 * 0.5**3
@@ -265,7 +271,7 @@ def test_representation_table_pairs_each_aggregation_with_the_one_single_vector_
     assert (holm["p_holm"] >= holm["p_mcnemar"]).all()
     effects = breakdowns.representation_effects(table)
     main = effects[(effects.retriever == "dense") & (effects.metric == "hit@1")].iloc[0]
-    assert main["main_effect"] == pytest.approx(0.05) and main["interaction"] == pytest.approx(0.5)
+    assert main["main_effect"] == pytest.approx(0.1 / 3) and main["interaction"] == pytest.approx(0.5)
     representation_plot(table.assign(split="test"), "hit@1", tmp_path / "r.png")
     assert (tmp_path / "r.png").stat().st_size > 0
     empty = breakdowns.representation_table({}, labels)

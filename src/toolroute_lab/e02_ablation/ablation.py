@@ -158,7 +158,8 @@ def timing_table(results: dict[str, ArmResult]) -> pd.DataFrame:
                          for k, r in results.items()])
 
 
-def paired_table(results: dict[str, ArmResult], baseline: str, metrics: Sequence[str] = ("hit@1", "mrr", "recall@5"),
+def paired_table(results: dict[str, ArmResult], baseline: str,
+                 metrics: Sequence[str] = ("hit@1", "right_call", "mrr", "recall@5"),
                  alpha: float = HOLM_ALPHA) -> pd.DataFrame:
     """Each arm minus the baseline on the same queries (paired bootstrap), with Holm's correction over the
     whole table (every arm and metric is one family): `p_holm`, and `holm_reject` (the difference holds at

@@ -65,7 +65,7 @@ GAP_METRICS = ("hit@1", "recall@5", "mrr")
 def metric_columns(metrics: dict, ci: dict, ks: Sequence[int] = DEFAULT_KS) -> dict:
     """The metric columns of a table row: each metric, then its 95% CI as `<metric>_lo` / `<metric>_hi`."""
     row = {}
-    for key in [f"recall@{k}" for k in ks] + ["hit@1", "mrr", "no_call_accuracy", "false_no_call_rate"]:
+    for key in [f"recall@{k}" for k in ks] + ["hit@1", "mrr", "no_call_accuracy", "false_no_call_rate", "right_call"]:
         row[key] = metrics[key]
         row[f"{key}_lo"], row[f"{key}_hi"] = ci[key]
     return row
@@ -343,9 +343,12 @@ def representation_table(rows: Mapping[str, Sequence[RoutedRow]], labels: Mappin
     for (retriever, representation, aggregation), multi_label in labels.items():
         if representation != "multi":
             continue
-        single_label = labels.get((retriever, "single", aggregation)) or labels.get((retriever, "single", "top2"))
-        if multi_label not in rows or single_label not in rows:
+        # one record per card: every aggregation of the single-vector arm is the same arm, whichever the grid ran
+        singles = [label for (r, g, _), label in labels.items() if r == retriever and g == "single" and label in rows]
+        if multi_label not in rows or not singles:
             continue
+        single_label = labels.get((retriever, "single", aggregation))
+        single_label = single_label if single_label in rows else singles[0]
         single, multi = rows[single_label], rows[multi_label]
         for metric in metrics:
             paired = paired_comparison(single, multi, metric, n_boot=n_boot)
