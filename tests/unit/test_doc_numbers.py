@@ -8,7 +8,9 @@ when the Markdown is rendered):
 
 `from PATH` is a CSV under results/reference/ (or a path from the repository root starting with
 `results/`); `row K=V&K=V` picks exactly one row (values compared as text); `col C` reads its column
-(a printed `%` reads a fraction as a percentage); `count K=V&…` counts the rows that match. The
+(a printed `%` reads a fraction as a percentage), `col C mean` the mean of it over every row picked; a
+`[lo, hi]` printed right after the comment is checked against the row's `C_lo` / `C_hi` (its 95% CI);
+`count K=V&…` counts the rows that match. The
 printed number must equal the value rounded half-up to the digits printed. The count of numbers in
 sentences that name a CSV without such a source can only go down (`UNCHECKED_AT_MOST`).
 """
@@ -26,7 +28,8 @@ from toolroute.config import ROOT
 
 SOURCE = re.compile(
     r"(?P<number>[−+-]?\d[\d,]*(?:\.\d+)?)(?P<percent>%?)(?:\*\*)?"
-    r"<!-- from (?P<path>\S+)(?: row (?P<row>\S+))? (?:col (?P<col>\S+)|count (?P<count>\S+)) -->")
+    r"<!-- from (?P<path>\S+)(?: row (?P<row>.+?))? (?:col (?P<col>\S+)(?: (?P<agg>mean))?|count (?P<count>\S+)) -->"
+    r"(?:\s*\[(?P<lo>[−+-]?\d[\d,]*(?:\.\d+)?), (?P<hi>[−+-]?\d[\d,]*(?:\.\d+)?)\])?")
 CITES_A_TABLE = re.compile(r"\b[\w{},*-]+\.csv\b")
 DECIMAL = re.compile(r"(?<![\w.])[−+-]?\d+\.\d{2,}(?![\w.])")
 COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -35,7 +38,7 @@ INLINE_CODE = re.compile(r"`[^`\n]*`")
 
 # Decimals (two or more digits after the point) in sentences that name a CSV and carry no source yet.
 # Add a source to a number you touch; lower this when you do. New unchecked numbers fail the test.
-UNCHECKED_AT_MOST = 330
+UNCHECKED_AT_MOST = 19
 
 
 def _documents() -> list[Path]:
@@ -66,21 +69,36 @@ def _printed(text: str) -> Decimal:
 def check_source(match: re.Match) -> str | None:
     """None when the printed number equals its table, else what differs."""
     table = _table(match["path"])
-    printed = _printed(match["number"])
     if match["count"]:
         value = Decimal(len(_matching(table, match["count"])))
     else:
         rows = _matching(table, match["row"]) if match["row"] else table
-        if len(rows) != 1:
+        if len(rows) != 1 and not (match["agg"] and len(rows)):
             return f"row {match['row']} picks {len(rows)} rows of {match['path']}, not 1"
         if match["col"] not in rows.columns:
             return f"no column {match['col']!r} in {match['path']}"
-        value = Decimal(rows.iloc[0][match["col"]])
+        values = [Decimal(v) for v in rows[match["col"]]]
+        value = sum(values) / len(values) if match["agg"] else values[0]
         if match["percent"] and abs(value) <= Decimal("1.5"):
             value *= 100
+    problem = _differs(match["number"], value)
+    if problem or not match["lo"]:
+        return problem
+    for bound, text in (("lo", match["lo"]), ("hi", match["hi"])):
+        column = f"{match['col']}_{bound}"
+        if match["count"] or match["agg"] or column not in rows.columns:
+            return f"a CI is printed after {match['number']} but {match['path']} has no {column} for it"
+        problem = _differs(text, Decimal(rows.iloc[0][column]))
+        if problem:
+            return f"{bound}: {problem}"
+    return None
+
+
+def _differs(text: str, value: Decimal) -> str | None:
+    printed = _printed(text)
     exponent = Decimal(1).scaleb(printed.as_tuple().exponent)
     rounded = value.quantize(exponent, rounding=ROUND_HALF_UP)
-    return None if rounded == printed else f"printed {match['number']}, the table has {value} ({rounded} rounded)"
+    return None if rounded == printed else f"printed {text}, the table has {value} ({rounded} rounded)"
 
 
 def _sources() -> list[tuple[str, re.Match]]:
@@ -101,8 +119,13 @@ def test_a_changed_number_or_a_bad_source_is_caught():
     assert right and check_source(right) is None
     wrong = SOURCE.search(f"0.978<!-- from 02_toolcard_ablation/ablation_test.csv {row} -->")
     assert "the table has" in check_source(wrong)
+    with_ci = "0.983<!-- from 02_toolcard_ablation/ablation_test.csv {} --> [{}, 1.000]"
+    assert check_source(SOURCE.search(with_ci.format(row, "0.961").replace("1.000", "0.996"))) is None
+    assert "lo: printed 0.965" in check_source(SOURCE.search(with_ci.format(row, "0.965").replace("1.000", "0.996")))
     several = SOURCE.search("0.983<!-- from 02_toolcard_ablation/ablation_test.csv row arm=hybrid col recall@5 -->")
     assert "picks" in check_source(several)
+    mean = SOURCE.search("0.5<!-- from 02_toolcard_ablation/ablation_test.csv row arm=bm25 col hit@1 mean -->")
+    assert "the table has" in check_source(mean)  # the mean of the matching rows, not the first
     with pytest.raises(AssertionError, match="no table"):
         check_source(SOURCE.search("1<!-- from 02_toolcard_ablation/nope.csv count arm=x -->"))
 
