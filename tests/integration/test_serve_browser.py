@@ -83,3 +83,76 @@ def test_the_chat_page_shows_steps_answer_and_sources(chat_page):
             expect(page.locator("#thread")).to_have_text("새 대화")
         finally:
             browser.close()
+
+
+QUESTION = "실속치매보험 55세 여성 보험료 얼마고 약관 조항도 검색해줘"
+
+
+def _browser(p):
+    return p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+
+
+def test_enter_while_a_turn_streams_sends_no_second_request_and_a_reload_restores_the_conversation(chat_page):
+    """Issue 41, items 2 and 4: the box is locked while a turn runs (Enter included), and a reload shows
+    the conversation the agent remembers instead of an empty page on the old thread."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 980, "height": 760}, locale="ko-KR")
+            posts = []
+            page.on("request", lambda r: posts.append(r.url) if r.method == "POST" and "api/chat" in r.url else None)
+            page.goto(chat_page + "/")
+            page.fill("#message", QUESTION)
+            page.press("#message", "Enter")
+            expect(page.locator(".msg.bot .progress").last).to_contain_text("초")  # the progress line at once
+            page.focus("#message")
+            page.keyboard.type("두 번째 질문")
+            page.keyboard.press("Enter")
+            page.keyboard.press("Enter")
+            bot = page.locator(".msg.bot").last
+            expect(bot).to_have_attribute("data-done", "1", timeout=30_000)
+            assert len(posts) == 1, posts
+            expect(page.locator(".msg.user")).to_have_count(1)
+            expect(bot.locator(".error")).to_have_text("")
+            expect(bot.locator(".progress")).to_contain_text("완료")
+            thread = page.locator("#thread").text_content()
+            page.reload()
+            expect(page.locator(".msg.user")).to_have_count(1)
+            expect(page.locator(".msg.user").first).to_have_text(QUESTION)
+            expect(page.locator(".msg.bot .answer").first).to_contain_text("월 17,950원")
+            expect(page.locator("#thread")).to_have_text(thread)
+        finally:
+            browser.close()
+
+
+def test_a_cut_answer_puts_the_question_back_with_a_retry_and_the_page_follows_on_a_phone(chat_page):
+    """Issue 41, items 3, 5 and 7: on a 390 px phone the page scrolls to the new answer; a turn whose answer
+    is cut keeps its steps, says so in Korean, puts the question back and offers to resend it."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 640}, locale="ko-KR")
+            page.goto(chat_page + "/")
+            for _ in range(2):
+                page.fill("#message", QUESTION)
+                page.click("#send")
+                expect(page.locator(".msg.bot").last).to_have_attribute("data-done", "1", timeout=30_000)
+            assert page.evaluate("window.scrollY") > 0, "the page did not follow the answers"
+            box = page.locator("#message").bounding_box()
+            assert box and box["y"] + box["height"] <= 640 + 1, box  # the input box is on screen
+            broken = "실속치매보험 55세 여성 보험료 알려줘 [cut]"
+            page.fill("#message", broken)
+            page.click("#send")
+            bot = page.locator(".msg.bot").last
+            expect(bot).to_have_attribute("data-done", "1", timeout=30_000)
+            expect(bot.locator(".error")).to_contain_text("질문을 입력란에 다시 넣었습니다")
+            expect(page.locator("#message")).to_have_value(broken)
+            expect(bot.locator(".steps li")).to_have_count(1)  # the step already received stays
+            assert not any(w in bot.inner_text() for w in ("Error", "error", "Traceback"))
+            expect(bot.locator("button.retry")).to_have_text("다시 보내기")
+        finally:
+            browser.close()

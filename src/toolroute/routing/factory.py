@@ -7,6 +7,7 @@ configuration" means one thing everywhere and no one wires a retriever by hand.
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -22,6 +23,8 @@ from toolroute.routing.cascade import CascadeRule, load_cascade, save_cascade
 from toolroute.routing.dense import DEFAULT_FIELDS, IndexStrategy
 from toolroute.routing.nocall import NoCallRule, load_rule, save_rule
 from toolroute.routing.router import ToolRouter
+
+log = logging.getLogger(__name__)
 
 
 
@@ -154,6 +157,19 @@ def fit_cascade(router: ToolRouter, config: RouterConfig, folder: Path | None = 
     return rule
 
 
+def answered_rows(queries: list, names, source: str | Path = "") -> list:
+    """The rows whose expected tools the catalogue still has. A tool unregistered in the card store leaves
+    rows of the calibration file naming it: they are skipped with a warning, so that a catalogue edited
+    since (as the cascade's rows above) never stops the router from being built."""
+    names = set(names)
+    kept = [q for q in queries if set(q.expected_tools) <= names]
+    if len(kept) < len(queries):
+        missing = sorted({t for q in queries for t in q.expected_tools} - names)
+        log.warning("%s: %d rows name tools the catalogue does not have (%s); fitted without them",
+                    Path(source).name or "calibration rows", len(queries) - len(kept), ", ".join(missing))
+    return kept
+
+
 def rule_file(router: ToolRouter, config: RouterConfig, fingerprint: str, folder: Path) -> Path:
     """A rule is valid for one catalogue content, one configuration and one calibration file."""
     cards = "|".join(f"{c.name}:{c.content_hash()}" for c in router.catalog)
@@ -172,7 +188,7 @@ def calibrate(router: ToolRouter, dev_path: str | Path, config: RouterConfig,
     if rule is not None and rule.fitted_on == fingerprint:
         router.no_call_rule = rule
         return rule
-    dev = load_queries(dev_path, router.catalog.names)
+    dev = answered_rows(load_queries(dev_path), router.catalog.names, dev_path)
     rule = router.fit_no_call([q.query for q in dev], [q.is_call for q in dev], fitted_on=fingerprint)
     if path is not None:
         save_rule(path, rule)

@@ -4,6 +4,12 @@ It posts to `/api/chat/stream` and reads the SSE frames with `fetch` (EventSourc
 `route` → the routed tools, `tool_call` → "N단계: 도구명 → 결과" in order (as seed 000's ChatPanel
 renders them), `token` → the answer as it arrives, `sources` → the sources, `error`, `done` → the
 final answer (kept when the stream had to replace its text). "새 대화" starts a new thread.
+
+While a turn runs the box is locked (Enter included) and a progress line shows the elapsed time and the
+stage (도구 검색 → 도구 실행 → 답변 작성) from the stream's events; the page follows new content unless
+the reader scrolled up. After an error the steps already shown stay, the question goes back into the
+box and "다시 보내기" resends it. A reload restores the conversation from `GET /api/threads/{id}` (or
+says that a new one starts). Every message on the page is Korean; server details stay in the logs.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ PAGE = """<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
+<link rel="icon" href="data:,">
 <style>
   body {{ font-family: "NanumGothic", "Noto Sans CJK KR", "Malgun Gothic", sans-serif; margin: 0; background: #f4f6f8; color: #1c2733; }}
   header {{ background: #1f4e79; color: #fff; padding: 12px 20px; display: flex; align-items: center; justify-content: space-between; }}
@@ -38,6 +45,9 @@ PAGE = """<!doctype html>
   .steps li {{ background: #eef6ee; border-left: 3px solid #3c8d40; padding: 3px 8px; margin: 3px 0; }}
   .sources {{ font-size: 12px; color: #445; margin-top: 8px; }}
   .error {{ color: #b00020; font-size: 13px; margin-top: 6px; }}
+  .progress {{ font-size: 12px; color: #5b6b7b; margin-top: 6px; }}
+  .retry {{ margin-top: 6px; padding: 4px 12px; font-size: 13px; }}
+  .notice {{ font-size: 13px; color: #5b6b7b; text-align: center; }}
   form {{ display: flex; gap: 8px; margin-top: 16px; }}
   textarea {{ flex: 1; font: inherit; padding: 8px; border-radius: 8px; border: 1px solid #b8c4d0; min-height: 44px; }}
   button {{ font: inherit; border: 0; border-radius: 8px; padding: 8px 16px; background: #1f4e79; color: #fff; cursor: pointer; }}
@@ -52,7 +62,8 @@ PAGE = """<!doctype html>
 <main>
   <div id="log" aria-live="polite"></div>
   <form id="ask">
-    <textarea id="message" name="message" maxlength="{max_chars}" placeholder="질문을 입력하세요 (Enter: 보내기, Shift+Enter: 줄바꿈)"></textarea>
+    <label for="message" class="visually-hidden" style="position:absolute;left:-9999px">질문</label>
+    <textarea id="message" name="message" maxlength="{max_chars}" aria-label="질문" placeholder="질문을 입력하세요 (Enter: 보내기, Shift+Enter: 줄바꿈)"></textarea>
     <button id="send" type="submit">보내기</button>
   </form>
   <div class="examples">예시: {examples}</div>
@@ -63,9 +74,31 @@ PAGE = """<!doctype html>
   const log = document.getElementById("log"), form = document.getElementById("ask"), box = document.getElementById("message");
   const send = document.getElementById("send"), threadLine = document.getElementById("thread");
   let threadId = sessionStorage.getItem("toolroute-thread") || null;
+  let busy = false;
   const show = () => {{ threadLine.textContent = threadId ? "대화 " + threadId : "새 대화"; }};
   show();
   const el = (tag, cls, text) => {{ const e = document.createElement(tag); if (cls) e.className = cls; if (text) e.textContent = text; return e; }};
+  const atBottom = () => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 80;
+  const follow = (wasAtBottom) => {{ if (wasAtBottom) form.scrollIntoView({{block: "end"}}); }};
+  const forget = () => {{ threadId = null; sessionStorage.removeItem("toolroute-thread"); show(); }};
+  const restore = async () => {{
+    if (!threadId) return;
+    try {{
+      const response = await fetch("api/threads/" + encodeURIComponent(threadId));
+      if (!response.ok) throw new Error(String(response.status));
+      const data = await response.json();
+      for (const turn of data.turns || []) {{
+        log.appendChild(el("div", "msg user", turn.question));
+        const bot = el("div", "msg bot"); bot.appendChild(el("div", "answer", turn.answer)); bot.dataset.done = "1";
+        log.appendChild(bot);
+      }}
+      follow(true);
+    }} catch (err) {{
+      forget();
+      log.appendChild(el("div", "notice", "이전 대화를 불러올 수 없어 새 대화를 시작합니다."));
+    }}
+  }};
+  restore();
   const brief = (result) => {{
     if (result && typeof result === "object") {{
       const text = result.summary || result.ask || result.reason || result.status || JSON.stringify(result);
@@ -74,27 +107,41 @@ PAGE = """<!doctype html>
     return String(result).slice(0, 120);
   }};
   document.getElementById("new").addEventListener("click", () => {{
-    threadId = null; sessionStorage.removeItem("toolroute-thread"); log.innerHTML = ""; show(); box.focus();
+    if (busy) return;
+    forget(); log.innerHTML = ""; box.focus();
   }});
   document.querySelectorAll(".examples button").forEach(b => b.addEventListener("click", () => {{ box.value = b.textContent; box.focus(); }}));
-  box.addEventListener("keydown", e => {{ if (e.key === "Enter" && !e.shiftKey) {{ e.preventDefault(); form.requestSubmit(); }} }});
-  form.addEventListener("submit", async (e) => {{
-    e.preventDefault();
-    const message = box.value.trim();
-    if (!message) return;
-    box.value = ""; send.disabled = true;
+  box.addEventListener("keydown", e => {{
+    if (e.key === "Enter" && !e.shiftKey) {{ e.preventDefault(); if (!busy) form.requestSubmit(); }}
+  }});
+  const ask = async (message) => {{
+    busy = true; box.value = ""; box.readOnly = true; send.disabled = true;
+    const wasAtBottom = atBottom();
     log.appendChild(el("div", "msg user", message));
     const bot = el("div", "msg bot"), route = el("div", "route"), steps = el("ol", "steps"), answer = el("div", "answer");
-    const sources = el("div", "sources"), error = el("div", "error");
-    bot.append(route, steps, answer, sources, error); log.appendChild(bot);
-    let stepCount = 0;
+    const sources = el("div", "sources"), error = el("div", "error"), progress = el("div", "progress");
+    bot.append(route, steps, answer, sources, error, progress); log.appendChild(bot);
+    follow(wasAtBottom);
+    let stepCount = 0, stage = "도구 검색 중", failed = false;
+    const started = Date.now();
+    const tick = () => {{ progress.textContent = stage + " · " + Math.round((Date.now() - started) / 1000) + "초"; }};
+    tick();
+    const timer = setInterval(tick, 1000);
+    const fail = (text) => {{
+      failed = true; error.textContent = text;
+      const retry = el("button", "retry", "다시 보내기"); retry.type = "button";
+      retry.addEventListener("click", () => {{ if (!busy) {{ retry.remove(); ask(message); }} }});
+      bot.appendChild(retry);
+    }};
     const handle = (event, data) => {{
+      const wasAtBottom = atBottom();
       if (event === "route") {{
         if (data.thread_id) {{ threadId = data.thread_id; sessionStorage.setItem("toolroute-thread", threadId); show(); }}
         route.textContent = data.route === "tools" ? "검색된 도구: " + data.tools.join(", ")
           : data.route === "no_call" ? "도구 없이 답변" : data.route === "blocked" ? "안내 범위 밖의 요청" : "도구 검색 실패";
+        stage = data.route === "tools" ? "도구 실행 중" : "답변 작성 중"; tick();
       }} else if (event === "tool_call") {{
-        stepCount += 1;
+        stepCount += 1; stage = "답변 작성 중"; tick();
         const li = el("li", "step", stepCount + "단계: " + data.tool_name + " → " + brief(data.tool_result));
         steps.appendChild(li);
       }} else if (event === "token") {{
@@ -104,21 +151,24 @@ PAGE = """<!doctype html>
           sources.textContent = "출처: " + data.map(s => s.source || JSON.stringify(s)).join(" · ");
         }}
       }} else if (event === "error") {{
-        error.textContent = "오류: 답변을 완성하지 못했습니다. 다시 시도해 주세요.";
+        if (!failed) fail("오류: 답변을 완성하지 못했습니다. 질문을 입력란에 다시 넣었습니다.");
       }} else if (event === "done") {{
         if (data.answer && answer.textContent !== data.answer) answer.textContent = data.answer;
+        if (data.failed && !failed) fail("오류: 답변을 완성하지 못했습니다. 질문을 입력란에 다시 넣었습니다.");
         bot.dataset.done = "1";
       }}
-      log.scrollTop = log.scrollHeight;
+      follow(wasAtBottom);
     }};
     try {{
       const response = await fetch("api/chat/stream", {{method: "POST", headers: {{"Content-Type": "application/json"}},
         body: JSON.stringify({{message, thread_id: threadId}})}});
       if (!response.ok) {{
-        const detail = await response.json().catch(() => ({{}}));
-        error.textContent = response.status === 429 ? "지금 상담이 많습니다. 잠시 후 다시 보내 주세요."
-          : response.status === 413 ? "메시지가 너무 깁니다." : "오류: " + (detail.detail || response.status);
-        if (response.status === 404) {{ threadId = null; sessionStorage.removeItem("toolroute-thread"); show(); }}
+        if (response.status === 404) forget();
+        fail(response.status === 429 ? "지금 상담이 많습니다. 잠시 후 다시 보내 주세요."
+          : response.status === 413 ? "메시지가 너무 깁니다. 줄여서 다시 보내 주세요."
+          : response.status === 404 ? "이전 대화를 찾을 수 없어 새 대화로 보냅니다. 다시 보내 주세요."
+          : response.status === 503 ? "상담 준비 중입니다. 잠시 후 다시 보내 주세요."
+          : "오류: 요청을 처리하지 못했습니다 (" + response.status + "). 다시 보내 주세요.");
         bot.dataset.done = "1";
         return;
       }}
@@ -139,12 +189,22 @@ PAGE = """<!doctype html>
           if (data.length) handle(event, JSON.parse(data.join("\\n")));
         }}
       }}
+      if (bot.dataset.done !== "1") fail("오류: 답변이 끊겼습니다. 질문을 입력란에 다시 넣었습니다.");
     }} catch (err) {{
-      error.textContent = "오류: 서버에 연결할 수 없습니다.";
+      fail("오류: 서버에 연결할 수 없습니다. 질문을 입력란에 다시 넣었습니다.");
       bot.dataset.done = "1";
     }} finally {{
-      send.disabled = false; box.focus();
+      clearInterval(timer);
+      progress.textContent = failed ? "" : "완료 · " + Math.round((Date.now() - started) / 1000) + "초";
+      if (failed && !box.value) box.value = message;
+      busy = false; box.readOnly = false; send.disabled = false; box.focus();
     }}
+  }};
+  form.addEventListener("submit", (e) => {{
+    e.preventDefault();
+    const message = box.value.trim();
+    if (!message || busy) return;
+    ask(message);
   }});
 }})();
 </script>
