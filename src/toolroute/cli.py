@@ -135,7 +135,7 @@ def cmd_route(args) -> int:
     config = _router_config(args)
     history = _read_history(args.history) if args.history is not None else ()
     routing = _history_routing(args, config.catalog) if history else None
-    router = build_router(config, progress=False)
+    router = build_router(config, progress=True)  # to stderr: the first use builds the index (minutes), say so
     result = routing.route(router, args.query, history) if routing is not None else router.route(args.query)
     if args.json:
         print(json.dumps(result.to_dict(args.k), ensure_ascii=False))

@@ -133,7 +133,7 @@ def test_a_turn_over_its_time_is_stopped_with_error_then_done(tmp_path):
             assert time.time() - started < 6
             names = [n for n, _ in frames]
             assert names[0] == "route" and names[-2:] == ["error", "done"] and frames[-1][1]["failed"]
-            assert "timed out" in frames[-2][1]["error"]
+            assert "timed out" in frames[-2][1]["error"] and "TOOLROUTE_TURN_TIMEOUT" in frames[-2][1]["error"]  # the setting to raise
 
 
 def test_logs_never_hold_personal_data(tmp_path, scripted, caplog):

@@ -7,6 +7,8 @@ and MCP (`toolroute mcp`, in `serve.mcp`).
 
 from __future__ import annotations
 
+import threading
+
 from toolroute.serve.app import ChatRequest, ChatResponse, ServeOptions, create_app
 from toolroute.serve.llm import LLMSupervisor
 import logging
@@ -30,4 +32,12 @@ def run_server(domain: str = "insurance", host: str = "127.0.0.1", port: int = 8
     app = create_app(domain, options=ServeOptions(domain=domain, memory_path=memory_path, e5_threads=e5_threads, host=host))
     print(f"toolroute serve: {domain} on http://{host}:{port}/  (API docs: /docs; the agent builds its index first: /readyz)",
           flush=True)
+    served = app.state.served
+
+    def say_when_ready() -> None:  # the first start builds the index (minutes): say when it is done
+        served.built.wait()
+        print(f"toolroute serve: ready at http://{host}:{port}/" if served.error is None
+              else f"toolroute serve: not ready: {served.error}", flush=True)
+
+    threading.Thread(target=say_when_ready, name="ready-line", daemon=True).start()
     uvicorn.run(app, host=host, port=port, log_config=None, log_level=log_level)

@@ -122,7 +122,7 @@ async def run_turn(agent: Any, question: str, thread_id: str, slots: TurnSlots, 
             except asyncio.TimeoutError:
                 cancel.set()
                 if not done:
-                    yield "error", public_error(f"turn timed out after {timeout:g} s")
+                    yield "error", public_error(f"turn timed out after {timeout:g} s (TOOLROUTE_TURN_TIMEOUT)")
                     yield "done", {"failed": True, "replaced": True, "answer": "", "thread_id": thread_id}
                 return
             if item is _END:
