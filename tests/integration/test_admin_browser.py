@@ -113,7 +113,18 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             page.click('#history tr[data-version="1"] button.diff')
             expect(page.locator("#diff")).to_contain_text(f"+ {QUERY}")
 
-            # Roll back to the YAML card: the old top-1 returns.
+            # History times are local (Korean format), the stored UTC time on hover.
+            when = page.locator('#history tr[data-version="1"] td.time')
+            assert re.match(r"\d{4}\. \d{1,2}\. \d{1,2}\.", when.text_content()), when.text_content()
+            assert when.get_attribute("title").endswith(("Z", "+00:00", "+0000"))
+
+            # Roll back to the YAML card, after a confirmation (dismissed once: nothing happens); the old top-1 returns.
+            dialogs = []
+            page.once("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.click('#history tr[data-version="0"] button.rollback')
+            expect(page.locator("#history tr")).to_have_count(2)
+            assert dialogs and "버전 0(으)로 되돌릴까요" in dialogs[0]
+            page.once("dialog", lambda d: d.accept())
             page.click('#history tr[data-version="0"] button.rollback')
             expect(page.locator("#card-msg")).to_contain_text("버전 0(으)로 되돌렸습니다")
             expect(rows.nth(0)).to_have_attribute("data-name", before)
@@ -220,5 +231,11 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             page.click("#route")
             expect(rows.nth(0)).to_have_attribute("data-name", before)
             expect(page.locator(f'#ranking tr[data-name="{target}"]')).to_have_count(0)
+
+            # On a phone the two columns become one: nothing wider than the screen, the editor under the list.
+            page.set_viewport_size({"width": 390, "height": 844})
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+            editor = page.locator("#card-title").bounding_box()
+            assert editor and editor["x"] >= 0 and editor["x"] + editor["width"] <= 390
         finally:
             browser.close()

@@ -39,6 +39,12 @@ PAGE = """<!doctype html>
   h2 { font-size: 15px; margin: 0 0 10px 0; color: #1f4e79; }
   h3 { font-size: 14px; margin: 14px 0 6px 0; }
   .stats { display: grid; grid-template-columns: 1fr 1fr; gap: 6px; margin-bottom: 10px; }
+  @media (max-width: 760px) {  /* a phone: one column, the editor under the list, wide tables scroll in place */
+    main { grid-template-columns: minmax(0, 1fr); padding: 8px; }
+    section { min-width: 0; }
+    header input { width: 100%; }
+    table, pre { display: block; overflow-x: auto; max-width: 100%; }
+  }
   .stat { background: #eef3f8; border-radius: 6px; padding: 6px 8px; }
   .stat b { display: block; font-size: 18px; }
   #tools { list-style: none; padding: 0; margin: 6px 0 0 0; max-height: 520px; overflow-y: auto; }
@@ -305,8 +311,10 @@ PAGE = """<!doctype html>
     const rows = [...r.data].reverse().concat([{version: 0, kind: "원본", time: "", author: "YAML", message: "작성된 그대로"}]);
     for (const v of rows) {
       const tr = el("tr"); tr.dataset.version = v.version;
-      const kind = v.kind === "edit" ? "수정" : v.kind === "rollback" ? "되돌림" : v.kind;
-      tr.append(el("td", "", v.version), el("td", "", kind), el("td", "", v.time), el("td", "", v.author), el("td", "", v.message));
+      const kind = {edit: "수정", rollback: "되돌림", register: "등록", unregister: "등록 해제"}[v.kind] || v.kind;
+      const when = el("td", "time", v.time ? new Date(v.time).toLocaleString("ko-KR") : "");
+      if (v.time) when.title = v.time;  // the stored UTC time, on hover
+      tr.append(el("td", "", v.version), el("td", "", kind), when, el("td", "", v.author), el("td", "", v.message));
       const actions = el("td");
       if (v.version > 0) {
         const diff = el("button", "light diff", "차이");
@@ -330,6 +338,7 @@ PAGE = """<!doctype html>
     for (const line of r.data.lines) pre.appendChild(el("div", line.trim().startsWith("+") ? "add" : line.trim().startsWith("-") ? "del" : "", line));
   };
   const rollback = async (to) => {
+    if (!confirm(current.name + " 카드를 버전 " + to + "(으)로 되돌릴까요? 새 버전으로 저장되고 라우팅에 바로 반영됩니다.")) return;
     const r = await call("POST", "api/tools/" + encodeURIComponent(current.name) + "/rollback", {to}, current.version);
     if (r.ok) { await afterWrite("버전 " + to + "(으)로 되돌렸습니다: 카드 버전 " + r.data.version); return; }
     say($("card-msg"), explain(r), "error");
