@@ -120,7 +120,7 @@ def cache_key(schema: dict, messages: list, model_id: str) -> str:
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()[:24]
 
 
-def _requests(text: str) -> list[str] | None:
+def requests_in_reply(text: str) -> list[str] | None:
     """The strings of the first JSON list in `text`, a list of lists of strings flattened (a small model
     groups its requests so), else None when there is no JSON list."""
     match = _JSON_LIST.search(text or "")
@@ -136,7 +136,7 @@ def _requests(text: str) -> list[str] | None:
 
 def examples_from_reply(text: str, description: str, n: int) -> list[str]:
     """Up to `n` usable requests from a reply, or BrokenReply saying why there are too few."""
-    items = _requests(text)
+    items = requests_in_reply(text)
     if items is None:
         raise BrokenReply("the reply is not a JSON list of strings")
     if not items:
