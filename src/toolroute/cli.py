@@ -23,12 +23,12 @@ EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by SIGINT
 
 
 def _add_router_options(p: argparse.ArgumentParser) -> None:
-    from toolroute.routing import RouterConfig  # loaded per command: `toolroute --help` stays fast
+    from toolroute.routing import ARMS, RouterConfig  # loaded per command: `toolroute --help` stays fast
 
     default = RouterConfig()
     p.add_argument("--catalog", default=default.catalog,
                    help="toolcards folder or JSON list of OpenAI tool schemas (default: toolcards/insurance)")
-    p.add_argument("--arm", choices=["dense", "bm25", "hybrid"], default=default.arm)
+    p.add_argument("--arm", choices=list(ARMS), default=default.arm)
     p.add_argument("--strategy", choices=["multi", "single"], default=default.granularity)
     p.add_argument("--fields", default=",".join(default.fields),
                    help="card fields to embed, comma-separated (add when_not_to_use to test it)")

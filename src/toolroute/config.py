@@ -88,6 +88,11 @@ def queries_path(domain: str = "insurance", split: str = "dev") -> Path:
     return ROOT / "data" / domain / "queries" / f"{split}.jsonl"
 
 
+def synthetic_path(domain: str = "insurance") -> Path:
+    """A domain's synthetic training queries (`toolroute.cards.synthetic`; absent for most domains)."""
+    return ROOT / "data" / domain / "synthetic" / "queries.jsonl"
+
+
 def korean_distractors_path() -> Path:
     """The near-miss Korean tools (OpenAI schemas) written for the same-language crowding test."""
     return ROOT / "data" / "scale" / "korean_distractors.json"

@@ -8,12 +8,16 @@ line in `ARMS` below; its label (`RouterConfig.label`) and its rows in every tab
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from toolroute.cards import Catalog
+from toolroute.config import data_dir, synthetic_path
+from toolroute.embeddings import get_embedder
 from toolroute.routing.base import Retriever
 from toolroute.routing.dense import DenseRetriever, ToolIndex
 from toolroute.routing.fusion import HybridRetriever
+from toolroute.routing.learned import ClassifierRetriever
 from toolroute.routing.lexical import BM25Retriever
 
 if TYPE_CHECKING:
@@ -49,10 +53,18 @@ def _hybrid(config: "RouterConfig", catalog: Catalog, client: Any) -> Retriever:
                            config.dense_weight)
 
 
+def _classifier(config: "RouterConfig", catalog: Catalog, client: Any) -> Retriever:
+    embedder = config.embedder if config.embedder is not None and not isinstance(config.embedder, str) \
+        else get_embedder(config.embedder)
+    domain = Path(config.catalog).name if Path(config.catalog).is_dir() else ""
+    return ClassifierRetriever(catalog, embedder, synthetic_path(domain) if domain else None, data_dir() / "learned")
+
+
 ARMS: dict[str, RetrieverArm] = {arm.name: arm for arm in (
     RetrieverArm("dense", _dense),
     RetrieverArm("bm25", _bm25, uses_embedder=False),
     RetrieverArm("hybrid", _hybrid, cascadable=True),
+    RetrieverArm("classifier", _classifier),
 )}
 
 

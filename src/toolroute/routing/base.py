@@ -54,6 +54,11 @@ class Retriever(ABC):
         """Switch to an edited catalogue in place (see `prepare_catalog`)."""
         return self.prepare_catalog(catalog)()
 
+    def fingerprint(self) -> str:
+        """What this arm's scores depend on besides the configuration and the cards (e.g. its training
+        data): part of the key of the rules fitted on its scores, so that such a change refits them."""
+        return ""
+
     def over(self, catalog: Catalog) -> "Retriever":
         """A new retriever of this one's configuration (embedder, strategy, fusion, Chroma client) over
         `catalog`, not built yet; this one is left as it is."""

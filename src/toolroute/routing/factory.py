@@ -173,8 +173,10 @@ def answered_rows(queries: list, names, source: str | Path = "") -> list:
 def rule_file(router: ToolRouter, config: RouterConfig, fingerprint: str, folder: Path) -> Path:
     """A rule is valid for one catalogue content, one configuration and one calibration file."""
     cards = "|".join(f"{c.name}:{c.content_hash()}" for c in router.catalog)
+    retriever = router.retriever
     key = "|".join([config.label, str(config.fields), str(config.rrf_k), str(config.dense_weight),
-                    getattr(router.embedder, "spec", "-"), cards, fingerprint])
+                    getattr(router.embedder, "spec", "-"), cards, fingerprint, ",".join(retriever.features),
+                    retriever.fingerprint()])
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
     return folder / "nocall" / f"{router.arm}-{digest}.json"
 
