@@ -392,3 +392,24 @@ def test_a_batch_reuses_remembered_query_vectors_and_adds_none():
     assert (batch[0] == single[0]).all() and (batch[1] == batch[2]).all()
     embedder.embed_queries(["청구 서류"])  # a batch adds nothing to the memory: embedded again alone
     assert embedder.embedded[-1] == "청구 서류" and len(embedder.embedded) == 3
+
+
+@pytest.mark.parametrize("wnu", [True, False])
+def test_first_call_sends_the_first_prompt_once_and_runs_no_tool(pack, insurance_catalog, wnu):
+    """The model's choice alone (issue 39, 1b): the agent's own schemas, with or without when_not_to_use."""
+    agent, llm = _agent(pack, [("premium_compare", {"product": "실속치매보험"})], catalog=insurance_catalog,
+                        append_when_not_to_use=wnu)
+    choice = agent.first_call("치매보험 두 개 보험료 비교해줘")
+    assert choice["bound"] == ["premium_estimate", "premium_compare"] and choice["first_call"] == "premium_compare"
+    assert choice["error"] == "" and choice["prompt_tokens"] == 120 and len(llm.calls) == 1
+    assert llm.calls[0]["messages"][-1].content == "치매보험 두 개 보험료 비교해줘"
+    assert ("쓰지 말 때" in agent.schema("premium_estimate")["function"]["description"]) is wnu
+    fixed = agent.first_call("보험료", tools=["plan_options", "no_such_tool"])
+    assert fixed["bound"] == ["plan_options"] and llm.calls[1]["tools"] == ["plan_options"]  # unknown names dropped
+
+
+def test_first_call_binds_nothing_when_the_router_decides_no_call(pack, insurance_catalog):
+    agent, llm = _agent(pack, ["안녕하세요"], catalog=insurance_catalog)
+    agent.router.no_call = True
+    choice = agent.first_call("안녕")
+    assert choice["bound"] == [] and choice["first_call"] == "" and llm.calls[0]["tools"] == []

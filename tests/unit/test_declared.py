@@ -91,6 +91,11 @@ def test_a_new_declaration_shows_up_in_the_reference_outputs_and_the_report(tmp_
     pd.testing.assert_frame_equal(items[3], pd.DataFrame({"a": [1]}))  # y.csv is not there: left out
 
 
+# Declared outputs the reference does not hold yet: parts added to an LLM notebook after its last reference run
+# (the LLM notebooks are rerun for the reference once, near the end of the current issues). Shrinks to empty.
+NOT_IN_REFERENCE_YET = {"04_ragas_eval/wnu_choice.csv", "04_ragas_eval/wnu_choice.png"}
+
+
 def test_report_sections_follow_the_declarations():
     assert [e.notebook for e in report.sections()] == [e.notebook for e in declared.EXPERIMENTS if e.tables or e.figures]
     assert declared.REPORT not in report.sections()
@@ -100,7 +105,15 @@ def test_report_sections_follow_the_declarations():
         items = report.section(run, experiment)
         assert items[0].startswith(f"## {experiment.title} ({experiment.notebook[:2]})")
         assert any(isinstance(i, pd.DataFrame) for i in items), experiment.notebook
-        assert [i.name for i in items if isinstance(i, Path)] == list(experiment.figures)
+        expected = [f for f in experiment.figures if f"{experiment.notebook}/{f}" not in NOT_IN_REFERENCE_YET]
+        assert [i.name for i in items if isinstance(i, Path)] == expected
+
+
+def test_every_declared_output_is_in_the_reference_or_said_to_be_pending():
+    folder = ROOT / "results/reference"
+    missing = {f"{e.notebook}/{name}" for e in declared.EXPERIMENTS for name in (*e.tables, *e.figures)
+               if not (folder / e.notebook / name).is_file()}
+    assert missing == NOT_IN_REFERENCE_YET
 
 
 # --- the pipeline's checks come from the declaration --------------------------------------------------------

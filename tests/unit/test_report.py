@@ -333,11 +333,13 @@ def test_the_reference_notebooks_keep_no_machine_path_and_few_stderr_outputs():
 def test_every_reference_notebook_shows_its_figures_inline():
     """Issue 25: the figures are shown in the executed notebooks, not only saved: each notebook that declares
     figures holds at least that many PNG outputs (07 shows every section's)."""
+    from test_declared import NOT_IN_REFERENCE_YET
     for experiment in declared.EXPERIMENTS:
         path = REFERENCE / f"{experiment.notebook}.ipynb"
         node = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
         images = sum("image/png" in o.get("data", {}) for c in node.cells if c.cell_type == "code" for o in c.outputs)
-        wanted = len(experiment.figures) if experiment.figures else 1
+        pending = [f for f in experiment.figures if f"{experiment.notebook}/{f}" in NOT_IN_REFERENCE_YET]
+        wanted = len(experiment.figures) - len(pending) if experiment.figures else 1
         assert images >= wanted, (experiment.notebook, images, wanted)
 
 

@@ -687,6 +687,32 @@ class Agent:
         return state
 
 
+    def first_call(self, question: str, tools: list[str] | None = None, top_k: int | None = None) -> dict[str, Any]:
+        """The model's choice alone: the first prompt of a fresh one-turn conversation (the system prompt,
+        the question, the bound tools' schemas as `ask` would bind them) sent once, and the tool its reply
+        calls first; no tool runs and no answer is written. `tools` binds those tools, else the router's
+        top-k (none when it decides no call). What `when_not_to_use` in the descriptions acts on, at a
+        third of a turn's cost. Returns bound, first_call ("" for none), prompt_tokens, seconds, error."""
+        started = time.perf_counter()
+        state: dict[str, Any] = {"messages": [HumanMessage(question)], "rewritten": question, "query": question,
+                                 "llm_calls": 0}
+        if tools is None:
+            bound, no_call = self._route(state, top_k or self.config.top_k)
+            bound = [] if no_call else bound
+        else:
+            bound = [n for n in tools if self.pack.tool(n) is not None]
+        out = {"bound": list(bound), "first_call": "", "prompt_tokens": 0, "error": ""}
+        try:
+            reply, counters = self._call(state, list(bound))
+            calls = getattr(reply, "tool_calls", None) or []
+            out["first_call"] = calls[0]["name"] if calls else ""
+            out["prompt_tokens"] = counters["prompt_tokens"]
+        except Exception as error:  # a dead or slow server: the row says so and the run goes on
+            out["error"] = f"{type(error).__name__}: {error}"
+        out["seconds"] = round(time.perf_counter() - started, 3)
+        return out
+
+
 class LLMStreamCut(RuntimeError):
     """The LLM's streamed reply ended without a finish reason: its server died or the connection was
     cut mid-reply, and what arrived is part of an answer, not an answer."""

@@ -19,6 +19,23 @@ def _check_ragas_eval(values: dict) -> None:
 
     check_arm_kinds(values.get("arm_kinds"))
     check_arm_kinds(values.get("ceiling_kinds"), "ceiling_kinds")
+    if values.get("wnu_binds"):
+        _wnu_rows(values)
+
+
+def _wnu_rows(values: dict) -> int:
+    """First calls of the when_not_to_use choice part: every call row of its splits, under each bind, twice."""
+    from toolroute_lab.e04_ragas_eval.wnu_choice import choice_queries  # loaded when its check runs: the declarations stay import-light
+    from toolroute_lab.shared.arms import parse_arms  # loaded when its check runs: the declarations stay import-light
+
+    if not values.get("wnu_binds"):
+        return 0
+    binds = parse_arms(values["wnu_binds"], [values.get("top_k", 5)])
+    try:
+        rows = choice_queries(values.get("wnu_splits") or [], values.get("wnu_kinds"), values.get("wnu_limit"))
+    except ValueError as error:  # a missing or broken query file, named with the parameter
+        raise ValueError(f"wnu_splits: {error}") from None
+    return sum(len(r) for r in rows.values()) * len(binds) * 2
 
 
 def _ragas_rows(values: dict) -> int:
@@ -46,11 +63,12 @@ def _ragas_rows(values: dict) -> int:
             from toolroute_lab.e04_ragas_eval.judge_check import load_labels  # loaded when rows are counted: the declarations stay import-light
 
             judged += len(load_labels())
-    return models_compared(values) * (turns + judged)
+    return models_compared(values) * (turns + judged + _wnu_rows(values))
 
 
 RAGAS_EVAL = Experiment(
     "04_ragas_eval", "RAGAS evaluation of the agent", calls_llm=True, check=_check_ragas_eval,
     rows=_ragas_rows, row_unit="turns and judged rows", fixed_seconds=45,
-    tables=("by_kind.csv", "by_arm.csv", "by_scenario.csv", "judge_failures.csv", "judge_agreement.csv", "scores.csv"),
-    figures=("metrics.png", "arms_cost.png"))
+    tables=("by_kind.csv", "by_arm.csv", "by_scenario.csv", "judge_failures.csv", "judge_agreement.csv", "scores.csv",
+            "wnu_choice.csv"),
+    figures=("metrics.png", "arms_cost.png", "wnu_choice.png"))

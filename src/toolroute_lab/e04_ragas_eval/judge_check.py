@@ -22,6 +22,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from toolroute.evaluation.metrics import wilson_interval
+
 from toolroute.config import ROOT
 from toolroute_lab.e04_ragas_eval.ragas_eval import LLM_METRICS, EvalItem, score_with_llm
 
@@ -106,7 +108,8 @@ def _kappa(a: np.ndarray, b: np.ndarray) -> float:
 
 def agreement(scored: pd.DataFrame) -> pd.DataFrame:
     """Per metric: rows, judged, failed, our 1s, the judge's mean score on our 1s and on our 0s, AUC,
-    agreement and Cohen's kappa with the judge's score cut at `THRESHOLD` (over the judged rows)."""
+    agreement (with its Wilson 95% CI: ten-odd labelled rows per metric leave it wide) and Cohen's kappa with
+    the judge's score cut at `THRESHOLD` (over the judged rows)."""
     out = []
     keys = ["model", "metric"] if "model" in scored.columns else ["metric"]
     for key, part in scored.groupby(keys, sort=True):
@@ -120,6 +123,8 @@ def agreement(scored: pd.DataFrame) -> pd.DataFrame:
                     "judge_mean_on_zeros": round(float(score[human == 0].mean()), 3) if (human == 0).any() else np.nan,
                     "auc": round(_auc(score, human), 3),
                     "agreement": round(float((said == human).mean()), 3) if len(ok) else np.nan,
+                    **dict(zip(("agreement_lo", "agreement_hi"),
+                               (round(float(v), 3) for v in wilson_interval(int((said == human).sum()), len(ok))))),
                     "kappa": round(_kappa(said, human), 3) if len(ok) else np.nan})
     return pd.DataFrame(out)
 

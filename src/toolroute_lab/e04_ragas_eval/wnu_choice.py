@@ -161,7 +161,7 @@ def run_models(models: Sequence[Any], make_agent: Callable[[Any, bool], Any], qu
     for model in models:
         if getattr(model, "replay", False):
             continue
-        part = run_splits(lambda wnu: make_agent(model.chat, wnu), queries, binds, checkpoint,
+        part = run_splits(lambda wnu, chat=model.chat: make_agent(chat, wnu), queries, binds, checkpoint,
                           f"{model.tag}|{tag}", progress)
         part.insert(0, "model", model.name)
         runs.append(part)
