@@ -21,6 +21,13 @@ from toolroute.config import toolcards_dir  # noqa: E402
 from toolroute.domains.insurance import TOOL_NAMES  # noqa: E402
 
 
+def pytest_report_header(config):
+    """The CPU type at the top of every run: e5's vectors and the reference's rows depend on it (issue 39)."""
+    from toolroute_lab.shared.machine import cpu_model
+
+    return f"cpu: {cpu_model()}"
+
+
 class HashEmbedder:
     """Deterministic bag-of-characters embedder: fast, no model, counts what it embeds."""
 
