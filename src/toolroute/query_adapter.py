@@ -7,7 +7,7 @@ dense index holds (their passage vectors, which do not change): the tool's score
 cosine, and the loss is the cross-entropy of those scores over every tool (temperature `TEMPERATURE`), for
 a fixed number of Adam steps on seeded mini-batches, so the same pairs give the same adapter.
 
-Saved as `.npz` (U, V, the base embedder's spec, the steps and a digest of the pairs; ~100 KB at r = 32).
+Saved as `.npz` (U, V, the base embedder's spec, and a digest of the pairs and the training settings).
 An embedder named `<base>+adapter:<file>` (e.g. `e5-small+adapter:data/insurance/synthetic/adapter.npz`;
 `toolroute.embeddings.get_embedder`) is the base embedder with the map on its query vectors
 (`AdaptedEmbedder`): any dense or hybrid arm uses it through `--embedder`, and its index is its own (the

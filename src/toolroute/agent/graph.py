@@ -691,8 +691,8 @@ class Agent:
         """The model's choice alone: the first prompt of a fresh one-turn conversation (the system prompt,
         the question, the bound tools' schemas as `ask` would bind them) sent once, and the tool its reply
         calls first; no tool runs and no answer is written. `tools` binds those tools, else the router's
-        top-k (none when it decides no call). What `when_not_to_use` in the descriptions acts on, at a
-        third of a turn's cost. Returns bound, first_call ("" for none), prompt_tokens, seconds, error."""
+        top-k (none when it decides no call). What `when_not_to_use` in the descriptions acts on, with
+        one LLM call instead of a turn's several. Returns bound, first_call ("" for none), prompt_tokens, seconds, error."""
         started = time.perf_counter()
         state: dict[str, Any] = {"messages": [HumanMessage(question)], "rewritten": question, "query": question,
                                  "llm_calls": 0}

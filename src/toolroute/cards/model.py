@@ -77,7 +77,13 @@ class ToolCard(BaseModel):
 
     def confusions(self) -> list[str]:
         """Tool names this card's `when_not_to_use` lines point to (`... → name`)."""
-        return [m.group(1) for line in self.when_not_to_use for m in _REFERENCE.finditer(line)]
+        return [tool for _, tool in self.redirects()]
+
+    def redirects(self) -> list[tuple[str, str]]:
+        """(what the line describes, without its arrow and tool name; the tool it points to) per pointer
+        of the `when_not_to_use` lines, in order."""
+        return [(_REFERENCE.sub("", line).strip(), m.group(1)) for line in self.when_not_to_use
+                for m in _REFERENCE.finditer(line)]
 
     def content_hash(self) -> str:
         """Stable hash of everything a retriever may read; decides what gets re-embedded."""

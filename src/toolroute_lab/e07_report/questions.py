@@ -135,7 +135,7 @@ def wnu_in_choice(tables: dict[str, pd.DataFrame]) -> Answer:
 
 def step_limits(runs: pd.DataFrame | None, proposed: int = 3) -> Answer:
     """03's runs: completion of the agent as it runs (routed top-k) at cap 1 against the proposed cap, same tasks."""
-    question = f"Does a cap of {proposed} tool steps complete more tasks than one step, and what does it cost?"
+    question = QUESTIONS[3]
     if runs is None or runs.empty:
         return Answer(question, "Not measured in this run (03's `runs.csv` is missing).")
     # a run without `arms` has no arm column: every run is then the agent as it runs

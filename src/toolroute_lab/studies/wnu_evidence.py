@@ -16,7 +16,6 @@ and how many rows the adjustment changed the top tool of.
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -24,15 +23,14 @@ import numpy as np
 import pandas as pd
 
 from toolroute.cards import Catalog
-from toolroute.evaluation.metrics import RoutedRow, mcnemar_exact, paired_comparison, row_scores
+from toolroute.evaluation.metrics import RoutedRow, mcnemar_exact, paired_comparison, row_scores, summarize
+from toolroute.evaluation.retrieval import to_rows
 from toolroute.routing.router import RouteResult
 
 THRESHOLDS = (0.78, 0.82, 0.85, 0.88)  # e5 cosines: a query and a line about the same thing are 0.85–0.95
 WEIGHTS = (0.01, 0.03, 0.1, 0.3)  # on the fused score, where neighbouring ranks lie ~0.005–0.05 apart
 TUNING = ("dev", "tune")
 CHECKS = ("calib", "test")
-_TARGET = re.compile(r"(?:→|->)\s*([A-Za-z_][\w.\-]*)")  # the tool a line points to (as `ToolCard.confusions`)
-_ARROW = re.compile(r"\s*(?:→|->)\s*[A-Za-z_][\w.\-]*\s*$")
 
 
 @dataclass(frozen=True)
@@ -45,13 +43,8 @@ class Line:
 
 
 def wnu_lines(catalog: Catalog) -> list[Line]:
-    out = []
-    for card in catalog:
-        for line in card.when_not_to_use:
-            targets = _TARGET.findall(line)
-            text = _ARROW.sub("", line).strip()
-            out.extend(Line(card.name, target, text) for target in targets if target in catalog.cards and text)
-    return out
+    return [Line(card.name, target, text) for card in catalog for text, target in card.redirects()
+            if target in catalog.cards and text]
 
 
 def adjusted(result: RouteResult, similarities: np.ndarray, lines: Sequence[Line], threshold: float,
@@ -67,18 +60,13 @@ def adjusted(result: RouteResult, similarities: np.ndarray, lines: Sequence[Line
     return RouteResult(result.query, ranked, result.no_call, result.call_probability, result.features, result.history)
 
 
-def rows(queries, results) -> list[RoutedRow]:
-    return [RoutedRow(q.id, q.expected_tools, tuple(r.top(len(r.ranked))), r.no_call) for q, r in zip(queries, results)]
-
-
 def mean_metric(routed: list[RoutedRow], metric: str) -> float:
-    values = [row_scores(r).get(metric, np.nan) for r in routed]
-    return float(np.nanmean(values))
+    return summarize(routed)[metric]
 
 
 def compare(split: str, queries, base: list[RouteResult], arm: list[RouteResult], role: str,
             setting: dict) -> list[dict]:
-    a, b = rows(queries, base), rows(queries, arm)
+    a, b = to_rows(queries, base), to_rows(queries, arm)
     out = []
     for metric in ("right_call", "hit@1"):
         paired = paired_comparison(a, b, metric, n_boot=2000, seed=0)
@@ -117,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             for split in TUNING:
                 queries, results, sims = routed[split]
                 arm = [adjusted(r, s, lines, threshold, weight) for r, s in zip(results, sims)]
-                row[f"{split}_right_call"] = mean_metric(rows(queries, arm), "right_call")
+                row[f"{split}_right_call"] = mean_metric(to_rows(queries, arm), "right_call")
             row["tuning_mean"] = float(np.mean([row[f"{s}_right_call"] for s in TUNING]))
             grid.append(row)
     grid = pd.DataFrame(grid)
