@@ -86,3 +86,10 @@ def test_a_run_without_arms_or_with_an_older_table_is_answered_or_said_unread(tm
     answers = questions.mission_answers(run, RouterConfig().label)
     assert answers[0].sentence.startswith("Not read from this run: its table has no column")
     assert [a.question for a in answers][:3] == list(questions.QUESTIONS[:3])
+
+
+def test_every_p_column_of_a_shown_table_reads_as_a_p_value():
+    shown = report.format_table(pd.DataFrame({"p_mcnemar": [0.0001], "p_holm": [0.0004], "p_value": [0.2],
+                                              "prompt_tokens": [0.0001]}))
+    assert shown.loc[0, "p_mcnemar"] == shown.loc[0, "p_holm"] == "< 0.001"
+    assert shown.loc[0, "prompt_tokens"] != "< 0.001"

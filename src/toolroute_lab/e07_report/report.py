@@ -245,7 +245,8 @@ def format_p(p: Any) -> str:
 
 
 def _is_p_column(name: str) -> bool:
-    return name == "p_value" or name.startswith("p (") or name == "p"
+    """A p-value column: `p`, `p_value`, `p (Holm)`, and the `p_<test>` columns (`p_mcnemar`, `p_holm`, …)."""
+    return name == "p" or name.startswith(("p_", "p ("))
 
 
 def _format_number(value: Any) -> str:
