@@ -161,3 +161,26 @@ def test_the_pair_check_reads_the_letter_in_the_order_it_showed(reply, own_wins)
     own_is_a = shown.index(own.purpose) < shown.index(other.purpose)
     assert verdict == ((reply.strip()[-1] == "A") == own_is_a)
     assert "보험료 얼마야?" in shown and "premium_estimate" not in shown
+
+
+def test_variants_take_their_parents_verdict_and_the_llm_is_asked_only_for_contested_queries():
+    from toolroute_lab.studies.synthetic_queries import verdicts_for
+
+    kept = [Candidate("보험료 얼마지", "premium", "rule:typo", "보험료 얼마야"),  # a variant before its parent
+            Candidate("보험료 얼마야", "premium", "short_question"),
+            Candidate("청구 서류?", "claim", "keyword"),
+            Candidate("청구 서류요", "claim", "rule:ending", "청구 서류?"),
+            Candidate("상품 목록 줘", "search", "rule:ending", "상품 목록"),
+            Candidate("가입 가능?", "search", "casual"),
+            Candidate("해지 환급금", "refund", "keyword")]
+    firsts = ["claim", "claim", "premium", "premium", "premium", "search", "premium"]
+    asked = []
+
+    def ask(candidate, other):
+        asked.append((candidate.query, other))
+        return {"보험료 얼마야": "llm", "청구 서류?": "rejected"}.get(candidate.query)
+
+    verdicts = verdicts_for(kept, firsts, ask, examples={"상품 목록"})
+    assert asked == [("보험료 얼마야", "claim"), ("청구 서류?", "premium"), ("해지 환급금", "premium")]
+    assert verdicts == {"보험료 얼마야": "llm", "보험료 얼마지": "parent", "청구 서류?": "rejected",
+                        "청구 서류요": "rejected", "상품 목록 줘": "card", "가입 가능?": "router"}

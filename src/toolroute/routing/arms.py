@@ -16,6 +16,7 @@ from toolroute.config import data_dir, synthetic_path
 from toolroute.embeddings import get_embedder
 from toolroute.routing.base import Retriever
 from toolroute.routing.dense import DenseRetriever, ToolIndex
+from toolroute.routing.ensemble import EnsembleRetriever
 from toolroute.routing.fusion import HybridRetriever
 from toolroute.routing.learned import ClassifierRetriever
 from toolroute.routing.lexical import BM25Retriever
@@ -60,11 +61,17 @@ def _classifier(config: "RouterConfig", catalog: Catalog, client: Any) -> Retrie
     return ClassifierRetriever(catalog, embedder, synthetic_path(domain) if domain else None, data_dir() / "learned")
 
 
+def _hybrid_classifier(config: "RouterConfig", catalog: Catalog, client: Any) -> Retriever:
+    return EnsembleRetriever(_hybrid(config, catalog, client), _classifier(config, catalog, client), config.rrf_k,
+                             config.classifier_weight)
+
+
 ARMS: dict[str, RetrieverArm] = {arm.name: arm for arm in (
     RetrieverArm("dense", _dense),
     RetrieverArm("bm25", _bm25, uses_embedder=False),
     RetrieverArm("hybrid", _hybrid, cascadable=True),
     RetrieverArm("classifier", _classifier),
+    RetrieverArm("hybrid+classifier", _hybrid_classifier, cascadable=True),
 )}
 
 

@@ -46,6 +46,8 @@ class RouterConfig:
     embedder: str | Embedder | None = None
     rrf_k: int = 10
     dense_weight: float = 0.5
+    classifier_weight: float = 1.0
+    """The classifier's RRF weight against the hybrid's 1 in the `hybrid+classifier` arm."""
     dev: str | None = field(default=None)
     cascade: bool | None = None
     """Skip the dense pass when BM25 is decisive (`routing.cascade`); None: on for the hybrid arm."""

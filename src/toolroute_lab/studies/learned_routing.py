@@ -5,6 +5,8 @@ Arms, all over the insurance cards and `data/insurance/synthetic/queries.jsonl`:
 
 - `default`: the router as configured by default (hybrid with the cascade);
 - `classifier`: `toolroute.routing.learned` (its own no-call rule);
+- `hybrid+classifier@w`: `toolroute.routing.ensemble`, the default's hybrid (with its cascade) and the
+  classifier fused by RRF, the classifier weighted `w` (WEIGHTS; the weight is chosen on dev + tune);
 - `hybrid+adapter`, `dense+adapter`: the default's hybrid and dense arms with the e5 query vector passed
   through the query adapter (`toolroute.query_adapter`) trained on the card lines and the synthetic queries
   against the index's records (`--train-adapter` trains it and writes `data/insurance/synthetic/adapter.npz`).
@@ -31,6 +33,7 @@ ADAPTER = ROOT / "data" / "insurance" / "synthetic" / "adapter.npz"
 TABLE = ROOT / "results" / "learned_routing.csv"
 TUNING = ("dev", "tune", "calib")
 METRICS = ("hit@1", "recall@5", "right_call", "no_call_accuracy")
+WEIGHTS = (0.5, 1.0, 2.0)  # the classifier's RRF weight in the ensemble
 
 
 def train(rank: int = 32, steps: int = 300, seed: int = 0):
@@ -64,6 +67,7 @@ def arms() -> dict:
 
     adapted = f"e5-small+adapter:{ADAPTER}"
     out = {"default": RouterConfig(), "classifier": RouterConfig(arm="classifier")}
+    out.update({f"hybrid+classifier@{w:g}": RouterConfig(arm="hybrid+classifier", classifier_weight=w) for w in WEIGHTS})
     if ADAPTER.is_file():
         out["hybrid+adapter"] = RouterConfig(embedder=adapted, cascade=False)
         out["dense+adapter"] = RouterConfig(arm="dense", embedder=adapted)

@@ -10,8 +10,8 @@
   nothing near a query of any evaluation file of the domain, the sealed set included).
 - **check**: the default router (cards only) routes every candidate; where its first tool is another
   tool (a contested query), the LLM is asked which of the two cards the query belongs to (order
-  randomised per query); a query it gives to the other tool is dropped. Verdicts are kept in
-  `data/insurance/synthetic/checks.jsonl`.
+  randomised per query); a query it gives to the other tool is dropped. A rule variant takes its parent's
+  verdict (`verdicts_for`). Verdicts are kept in `data/insurance/synthetic/checks.jsonl`.
 
 The result is `data/insurance/synthetic/queries.jsonl` (query, tool, family, parent, check) and a count
 per tool and family in `results/synthetic_queries.csv`. Nothing here reads a query split except to keep
@@ -26,6 +26,7 @@ import random
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
@@ -88,12 +89,35 @@ def candidates(cache: GenerationCache, seed: int = SEED) -> list[Candidate]:
     return out
 
 
-def run_check(kept: list[Candidate], deadline: float | None) -> dict[str, str]:
+def verdicts_for(kept: list[Candidate], firsts: list[str], ask: Callable[[Candidate, str], str | None],
+                 examples: set[str] = frozenset()) -> dict[str, str]:
     """query -> 'router' (the router's first tool is its own), 'llm' (contested, the LLM agreed), 'rejected'
-    or 'unclear' (contested, the LLM gave it to the other tool or named neither); contested ones past
-    `deadline` are left out (checked by a later run)."""
+    or 'unclear' (contested, the LLM gave it to the other tool or named neither), 'card' (a variant of a
+    card example: the card's author placed it) or 'parent' (a variant of a query that passed). A rule
+    variant takes its parent's verdict when the parent was judged: an ending or a typo does not move a
+    query to another tool, and the LLM's time goes to the queries it wrote. `ask(candidate, other)` gives
+    the LLM's verdict, or None when it was not asked (past the deadline: left out, checked by a later run)."""
     from tqdm.auto import tqdm
 
+    verdicts: dict[str, str] = {}
+    pairs = sorted(zip(kept, firsts), key=lambda pair: bool(pair[0].parent))  # parents before their variants
+    for candidate, first in tqdm(pairs, desc="checking", unit="query"):
+        if first == candidate.tool:
+            verdict = "router"
+        elif candidate.parent in examples:
+            verdict = "card"
+        elif candidate.parent and candidate.parent in verdicts:
+            inherited = verdicts[candidate.parent]
+            verdict = inherited if inherited in ("rejected", "unclear") else "parent"
+        else:
+            verdict = ask(candidate, first)
+        if verdict is not None:
+            verdicts[candidate.query] = verdict
+    return verdicts
+
+
+def run_check(kept: list[Candidate], deadline: float | None, examples: set[str] = frozenset()) -> dict[str, str]:
+    """`verdicts_for` with the default router (cards only) and the LLM's pair check, kept in CHECKS."""
     from toolroute.cards import open_catalog
     from toolroute.llm import chat_model, llm_config
     from toolroute.routing import build_router
@@ -108,25 +132,24 @@ def run_check(kept: list[Candidate], deadline: float | None) -> dict[str, str]:
                 row = json.loads(line)
                 if row["model"] == model_id:
                     saved[(row["query"], row["tool"], row["other"])] = row["verdict"]
-    verdicts: dict[str, str] = {}
     llm = None
-    firsts = [result.top(1)[0] for result in router.route_many([c.query for c in kept])]
-    for candidate, first in tqdm(list(zip(kept, firsts)), desc="checking", unit="query"):
-        if first == candidate.tool:
-            verdicts[candidate.query] = "router"
-            continue
-        key = (candidate.query, candidate.tool, first)
+
+    def ask(candidate: Candidate, other: str) -> str | None:
+        nonlocal llm
+        key = (candidate.query, candidate.tool, other)
         if key not in saved:
             if deadline is not None and time.monotonic() > deadline:
-                continue
+                return None
             llm = llm or chat_model(max_tokens=4)
-            agreed = pair_check(llm, candidate.query, catalog.cards[candidate.tool], catalog.cards[first])
+            agreed = pair_check(llm, candidate.query, catalog.cards[candidate.tool], catalog.cards[other])
             saved[key] = {True: "llm", False: "rejected", None: "unclear"}[agreed]
             with CHECKS.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"query": candidate.query, "tool": candidate.tool, "other": first,
+                fh.write(json.dumps({"query": candidate.query, "tool": candidate.tool, "other": other,
                                      "model": model_id, "verdict": saved[key]}, ensure_ascii=False) + "\n")
-        verdicts[candidate.query] = saved[key]
-    return verdicts
+        return saved[key]
+
+    firsts = [result.top(1)[0] for result in router.route_many([c.query for c in kept])]
+    return verdicts_for(kept, firsts, ask, examples)
 
 
 def build(check: bool, deadline: float | None) -> pd.DataFrame:
@@ -136,7 +159,7 @@ def build(check: bool, deadline: float | None) -> pd.DataFrame:
     examples = [e for card in open_catalog(toolcards_dir("insurance"), edits=False) for e in card.when_to_use]
     kept, dropped = filter_candidates(candidates(cache), eval_texts(ROOT / "data" / "insurance"), examples)
     print(f"{len(cache)} generations, {len(kept)} candidates kept; dropped: {dict(dropped)}")
-    verdicts = run_check(kept, deadline) if check else {}
+    verdicts = run_check(kept, deadline, set(examples)) if check else {}
     rows = []
     for c in kept:
         verdict = verdicts.get(c.query, "unchecked")
