@@ -53,7 +53,7 @@ def test_the_stream_follows_seed_000s_event_table(served):
     calls = [d for n, d in frames if n == "tool_call"]
     assert [c["tool_name"] for c in calls] == ["premium_estimate", "coverage_summary"]  # 0..3 of them, in order
     assert all(c["tool_called"] is True and "tool_result" in c for c in calls)
-    assert calls[0]["tool_result"]["monthly_premium"] == 17950
+    assert calls[0]["tool_output"]["monthly_premium"] == 17950
     tokens = [d for n, d in frames if n == "token"]
     assert tokens and all(set(t) == {"token"} for t in tokens)
     sources, done = frames[-2][1], frames[-1][1]

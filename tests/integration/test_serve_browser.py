@@ -156,3 +156,71 @@ def test_a_cut_answer_puts_the_question_back_with_a_retry_and_the_page_follows_o
             expect(bot.locator("button.retry")).to_have_text("다시 보내기")
         finally:
             browser.close()
+
+
+def test_stop_cancels_the_turn_on_the_server_and_keeps_the_question(chat_page):
+    """Issue 41, item 5: "중지" while an answer streams leaves the stream; the server cancels the turn (the
+    thread takes a new turn at once instead of answering 409 for the one still running), the steps
+    stay, the question goes back into the box and "다시 보내기" resends it."""
+    from playwright.sync_api import expect, sync_playwright
+
+    slow = "실속치매보험 55세 여성 보험료 알려줘 [slow]"
+    with sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 980, "height": 760}, locale="ko-KR")
+            page.goto(chat_page + "/")
+            expect(page.locator("#stop")).to_be_hidden()
+            page.fill("#message", slow)
+            page.click("#send")
+            bot = page.locator(".msg.bot").last
+            expect(page.locator("#send")).to_be_hidden()
+            expect(bot.locator(".steps li")).to_have_count(1, timeout=30_000)  # the tool ran; the answer is slow
+            expect(bot.locator(".progress")).to_contain_text("답변 작성 중")
+            page.click("#stop")
+            expect(bot).to_have_attribute("data-done", "1", timeout=5_000)
+            expect(bot.locator(".error")).to_have_text("중지했습니다. 질문을 입력란에 다시 넣었습니다.")
+            expect(bot.locator(".steps li")).to_have_count(1)
+            expect(page.locator("#message")).to_have_value(slow)
+            expect(page.locator("#stop")).to_be_hidden()
+            page.fill("#message", "고마워요, 다른 질문: 실속치매보험 55세 여성 보험료 다시 알려줘")
+            page.click("#send")
+            second = page.locator(".msg.bot").last
+            expect(second).to_have_attribute("data-done", "1", timeout=30_000)
+            expect(second.locator(".error")).to_have_text("")  # not 409: the stopped turn no longer runs
+            expect(second.locator(".answer")).to_contain_text("월 17,950원")
+        finally:
+            browser.close()
+
+
+SEED_000_STREAM = (
+    'event: route\ndata: {"route": "pattern_search"}\n\n'
+    'data: {"token": "위협 등급은 "}\n\n'
+    'event: tool_call\ndata: {"tool_called": true, "tool_name": "assess_threat_level", "tool_result": "HIGH"}\n\n'
+    'data: {"token": "높음입니다."}\n\n'
+    'event: sources\ndata: []\n\n'
+    'event: done\ndata: {}\n\n'
+)
+
+
+def test_the_page_reads_a_stream_in_seed_000s_own_shape(chat_page):
+    """Issue 41, item 11: seed 000 streams tokens as unnamed `data:` frames and a tool's result as a
+    string; the page shows both (no `[object Object]`, no empty answer)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 980, "height": 760}, locale="ko-KR")
+            page.route("**/api/chat/stream", lambda route: route.fulfill(
+                status=200, headers={"Content-Type": "text/event-stream"}, body=SEED_000_STREAM))
+            page.goto(chat_page + "/")
+            page.fill("#message", "고도 300m 미사일 위협 등급은?")
+            page.click("#send")
+            bot = page.locator(".msg.bot").last
+            expect(bot).to_have_attribute("data-done", "1", timeout=10_000)
+            expect(bot.locator(".steps li")).to_have_text(["1단계: assess_threat_level → HIGH"])
+            expect(bot.locator(".answer")).to_have_text("위협 등급은 높음입니다.")
+            expect(bot.locator(".error")).to_have_text("")
+        finally:
+            browser.close()

@@ -65,7 +65,7 @@ def test_tool_data_leaves_by_no_route_and_no_event_unmasked(served):
     events = {name for name, _ in frames}
     calls = [data for name, data in frames if name == "tool_call"]
     assert [c["tool_name"] for c in calls] == ["customer_search", "customer_contract_lookup"]
-    assert calls[0]["tool_result"]["count"] >= 1  # the tool ran; the client sees it masked
+    assert calls[0]["tool_output"]["count"] >= 1  # the tool ran; the client sees it masked
     assert not leaks(json.dumps(frames, ensure_ascii=False)), leaks(json.dumps(frames, ensure_ascii=False))
     assert {"route", "tool_call", "token", "sources", "done"} <= events
     thread = frames[0][1]["thread_id"]
@@ -115,8 +115,8 @@ def test_a_model_naming_an_unrouted_tool_does_not_run_it(tmp_path, monkeypatch):
     assert "customer_search" not in body["route"]["tools"]
     call = body["tool_calls"][0]
     assert call["tool_name"] == "customer_search" and call["status"] == "error"
-    assert "not available in this turn" in json.dumps(call["tool_result"])
-    assert "customers" not in call["tool_result"]
+    assert "not available in this turn" in json.dumps(call["tool_output"])
+    assert "customers" not in call["tool_output"] and call["tool_result"] == "도구를 실행하지 못했습니다"
 
 
 def test_a_reply_cut_off_mid_stream_is_a_failed_turn_and_its_digits_stay_hidden(served):

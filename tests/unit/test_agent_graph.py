@@ -227,7 +227,7 @@ def test_sse_stream_follows_the_protocol(pack, insurance_catalog):
     assert frames[0][1]["tools"] == ["premium_estimate", "premium_compare"]
     calls = [data for name, data in frames if name == "tool_call"]
     assert len(calls) == 1 and calls[0]["tool_name"] == "premium_estimate"
-    assert calls[0]["tool_result"]["monthly_premium"] == 17950
+    assert calls[0]["tool_output"]["monthly_premium"] == 17950
     assert names.index("tool_call") < names.index("done")
     assert "17,950원" in frames[-1][1]["answer"] and frames[-1][1]["tool_steps"] == 1
     assert "".join(d["token"] for n, d in frames if n == "token") == frames[-1][1]["answer"]

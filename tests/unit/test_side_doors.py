@@ -91,7 +91,7 @@ def test_tool_call_events_carry_no_raw_ids_names_or_personal_data(pack, insuranc
     assert not RAW_ID.search(shown), RAW_ID.findall(shown)
     assert "윤지은" not in shown and "윤*은" in shown  # the person's name masked, in the record and the summary
     assert calls[1]["tool_args"]["customer_id"] == "C****"
-    assert calls[0]["tool_result"]["count"] == 1 and calls[0]["tool_result"]["customers"][0]["age"] == 55
+    assert calls[0]["tool_output"]["count"] == 1 and calls[0]["tool_output"]["customers"][0]["age"] == 55
 
 
 def test_the_policy_masks_every_string_and_keeps_the_structure(pack):

@@ -5,7 +5,7 @@
 | event | data |
 |---|---|
 | `route` | `{"route": "tools" \| "no_call" \| "blocked" \| "error", "tools": [...], "no_call", "blocked", "thread_id"}`: what happened before any LLM call |
-| `tool_call` | `{"tool_called": true, "tool_name", "tool_result", "step", "tool_args"}`, once per call, in order |
+| `tool_call` | `{"tool_called": true, "tool_name", "tool_result", "tool_output", "step", "tool_args", "status"}`, once per call, in order (`agent.step_summary`) |
 | `token` | `{"token": "..."}`: the answer **after** the output guardrail (see `StreamGuard`) |
 | `sources` | a bare JSON list |
 | `error` | `{"error": "..."}` for a failed turn, always followed by `done` |
@@ -35,6 +35,7 @@ from toolroute.agent.graph import LLMStreamCut, looks_like_markup
 from toolroute.agent.guardrails import guard_output
 from toolroute.agent.output_policy import guard_tool_call, known_values, mask_known
 from toolroute.agent.pack import DomainPack
+from toolroute.agent.step_summary import step_status, summarize
 
 LOGGER = logging.getLogger("toolroute.agent")
 
@@ -292,8 +293,10 @@ def turn_events(agent: Any, question: str, thread_id: str | None = None, cancel:
                     given = f"{final.get('query', '')} {final.get('rewritten', '')}"  # the user's own words stay
                     for entry in update.get("tool_log", [])[tools_sent:]:
                         shown = guard_tool_call(entry, agent.pack, given)  # the model read the raw result; a client never does
-                        yield "tool_call", {"tool_called": True, "tool_name": entry["name"], "tool_result": shown["result"],
-                                            "step": entry["step"], "tool_args": shown["args"], "status": entry["status"]}
+                        yield "tool_call", {"tool_called": True, "tool_name": entry["name"],
+                                            "tool_result": summarize(shown["result"]), "tool_output": shown["result"],
+                                            "step": entry["step"], "tool_args": shown["args"],
+                                            "status": step_status(entry["result"], entry["status"])}
                     tools_sent = len(update.get("tool_log", []))
                     guard.known = known_values([part for entry in update.get("tool_log", [])
                                                 for part in (entry.get("args"), entry.get("result"))], agent.pack, given)

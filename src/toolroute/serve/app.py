@@ -65,7 +65,8 @@ class ToolCallOut(BaseModel):
     step: int
     tool_name: str
     tool_args: dict[str, Any] = {}
-    tool_result: Any = None
+    tool_result: str = ""
+    tool_output: Any = None
     status: str = "success"
 
 
@@ -313,7 +314,8 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
                 route = data
             elif event == "tool_call":
                 calls.append(ToolCallOut(step=data.get("step", len(calls) + 1), tool_name=data["tool_name"],
-                                         tool_args=data.get("tool_args") or {}, tool_result=data.get("tool_result"),
+                                         tool_args=data.get("tool_args") or {}, tool_result=data.get("tool_result") or "",
+                                         tool_output=data.get("tool_output"),
                                          status=data.get("status", "success")))
             elif event == "sources":
                 sources = data

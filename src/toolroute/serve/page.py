@@ -3,12 +3,14 @@
 It posts to `/api/chat/stream` and reads the SSE frames with `fetch` (EventSource cannot POST):
 `route` → the routed tools, `tool_call` → "N단계: 도구명 → 결과" in order (as seed 000's ChatPanel
 renders them), `token` → the answer as it arrives, `sources` → the sources, `error`, `done` → the
-final answer (kept when the stream had to replace its text). "새 대화" starts a new thread.
+final answer (kept when the stream had to replace its text). "새 대화" starts a new thread. A stream in
+seed 000's own shape (tokens as unnamed `data:` frames, `tool_result` a string) reads the same.
 
 While a turn runs the box is locked (Enter included) and a progress line shows the elapsed time and the
 stage (도구 검색 → 도구 실행 → 답변 작성) from the stream's events; the page follows new content unless
 the reader scrolled up. After an error the steps already shown stay, the question goes back into the
-box and "다시 보내기" resends it. A reload restores the conversation from `GET /api/threads/{id}` (or
+box and "다시 보내기" resends it. "중지" stops a running turn: the page leaves the stream and the
+server cancels the turn when its client leaves (`serve.turns`). A reload restores the conversation from `GET /api/threads/{id}` (or
 says that a new one starts). Every message on the page is Korean; server details stay in the logs.
 """
 
@@ -52,6 +54,8 @@ PAGE = """<!doctype html>
   textarea {{ flex: 1; font: inherit; padding: 8px; border-radius: 8px; border: 1px solid #b8c4d0; min-height: 44px; }}
   button {{ font: inherit; border: 0; border-radius: 8px; padding: 8px 16px; background: #1f4e79; color: #fff; cursor: pointer; }}
   button.secondary {{ background: #fff; color: #1f4e79; border: 1px solid #fff; }}
+  button.stop {{ background: #a33; }}
+  li.step[data-status="needs_user_input"] {{ color: #8a5a00; }}
   button:disabled {{ opacity: .5; cursor: default; }}
   .examples {{ margin-top: 10px; font-size: 13px; }}
   .examples button {{ background: #e8eef4; color: #1f4e79; padding: 4px 10px; margin: 2px; }}
@@ -65,6 +69,7 @@ PAGE = """<!doctype html>
     <label for="message" class="visually-hidden" style="position:absolute;left:-9999px">질문</label>
     <textarea id="message" name="message" maxlength="{max_chars}" aria-label="질문" placeholder="질문을 입력하세요 (Enter: 보내기, Shift+Enter: 줄바꿈)"></textarea>
     <button id="send" type="submit">보내기</button>
+    <button id="stop" type="button" class="stop" hidden>중지</button>
   </form>
   <div class="examples">예시: {examples}</div>
   <div id="thread" class="route"></div>
@@ -72,9 +77,10 @@ PAGE = """<!doctype html>
 <script>
 (() => {{
   const log = document.getElementById("log"), form = document.getElementById("ask"), box = document.getElementById("message");
-  const send = document.getElementById("send"), threadLine = document.getElementById("thread");
+  const send = document.getElementById("send"), stop = document.getElementById("stop"), threadLine = document.getElementById("thread");
   let threadId = sessionStorage.getItem("toolroute-thread") || null;
-  let busy = false;
+  let busy = false, controller = null;
+  stop.addEventListener("click", () => {{ if (controller) controller.abort(); }});
   const show = () => {{ threadLine.textContent = threadId ? "대화 " + threadId : "새 대화"; }};
   show();
   const el = (tag, cls, text) => {{ const e = document.createElement(tag); if (cls) e.className = cls; if (text) e.textContent = text; return e; }};
@@ -116,6 +122,7 @@ PAGE = """<!doctype html>
   }});
   const ask = async (message) => {{
     busy = true; box.value = ""; box.readOnly = true; send.disabled = true;
+    controller = new AbortController(); send.hidden = true; stop.hidden = false;
     const wasAtBottom = atBottom();
     log.appendChild(el("div", "msg user", message));
     const bot = el("div", "msg bot"), route = el("div", "route"), steps = el("ol", "steps"), answer = el("div", "answer");
@@ -142,7 +149,9 @@ PAGE = """<!doctype html>
         stage = data.route === "tools" ? "도구 실행 중" : "답변 작성 중"; tick();
       }} else if (event === "tool_call") {{
         stepCount += 1; stage = "답변 작성 중"; tick();
-        const li = el("li", "step", stepCount + "단계: " + data.tool_name + " → " + brief(data.tool_result));
+        const li = el("li", "step", stepCount + "단계: " + data.tool_name + " → " + brief(data.tool_result)
+          + (data.status === "needs_user_input" ? " (추가 정보 필요)" : ""));
+        if (data.status) li.dataset.status = data.status;
         steps.appendChild(li);
       }} else if (event === "token") {{
         answer.textContent += data.token;
@@ -161,7 +170,7 @@ PAGE = """<!doctype html>
     }};
     try {{
       const response = await fetch("api/chat/stream", {{method: "POST", headers: {{"Content-Type": "application/json"}},
-        body: JSON.stringify({{message, thread_id: threadId}})}});
+        body: JSON.stringify({{message, thread_id: threadId}}), signal: controller.signal}});
       if (!response.ok) {{
         if (response.status === 404) forget();
         fail(response.status === 429 ? "지금 상담이 많습니다. 잠시 후 다시 보내 주세요."
@@ -186,14 +195,20 @@ PAGE = """<!doctype html>
             if (line.startsWith("event:")) event = line.slice(6).trim();
             else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
           }}
-          if (data.length) handle(event, JSON.parse(data.join("\\n")));
+          if (!data.length) continue;
+          const parsed = JSON.parse(data.join("\\n"));
+          // seed 000 sends its tokens as unnamed `data: {{"token": …}}` frames
+          if (event === "message" && parsed && typeof parsed.token === "string") event = "token";
+          handle(event, parsed);
         }}
       }}
       if (bot.dataset.done !== "1") fail("오류: 답변이 끊겼습니다. 질문을 입력란에 다시 넣었습니다.");
     }} catch (err) {{
-      fail("오류: 서버에 연결할 수 없습니다. 질문을 입력란에 다시 넣었습니다.");
+      fail(err && err.name === "AbortError" ? "중지했습니다. 질문을 입력란에 다시 넣었습니다."
+        : "오류: 서버에 연결할 수 없습니다. 질문을 입력란에 다시 넣었습니다.");
       bot.dataset.done = "1";
     }} finally {{
+      controller = null; send.hidden = false; stop.hidden = true;
       clearInterval(timer);
       progress.textContent = failed ? "" : "완료 · " + Math.round((Date.now() - started) / 1000) + "초";
       if (failed && !box.value) box.value = message;

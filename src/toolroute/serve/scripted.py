@@ -10,6 +10,7 @@ server (`/v1/models`, `/v1/chat/completions`, streamed or not, with tool calls).
 - a user message containing `[crash]` makes the process exit in the middle of its streamed reply
   (the "LLM killed mid-stream" fault); `[cut]` ends the streamed reply cleanly after half its text,
   with no finish reason and no `[DONE]` (a server stopped gracefully mid-reply, or a proxy that cut it);
+  `[slow]` streams the text reply one chunk every `slow_delay` seconds (a turn long enough to stop);
   `[say:KEY]` makes the text reply `says[KEY]` (replies with given content, e.g. a phone number that
   the user's own message could not carry past the input guardrail);
 - every reply names the requested model and carries a `system_fingerprint` (as OpenAI's do);
@@ -75,7 +76,8 @@ def scripted_reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] |
 
 def create_scripted_app(latency: float = 0.2, plan: dict[str, dict[str, Any]] | None = None,
                         chunk_chars: int = 6, chunk_delay: float = 0.005, fingerprint: str = "fp_scripted",
-                        busy_every: int = 0, call_unbound: bool = False, says: dict[str, str] | None = None):
+                        busy_every: int = 0, call_unbound: bool = False, says: dict[str, str] | None = None,
+                        slow_delay: float = 0.5):
     """The endpoint as a Starlette app (answers after `latency` seconds; every `busy_every`-th request 429)."""
     from starlette.applications import Starlette  # a test and benchmark fixture: loaded only when the scripted server starts
     from starlette.requests import Request  # a test and benchmark fixture: loaded only when the scripted server starts
@@ -99,6 +101,7 @@ def create_scripted_app(latency: float = 0.2, plan: dict[str, dict[str, Any]] | 
         messages = body.get("messages", [])
         reply = scripted_reply(messages, body.get("tools"), plan, call_unbound, says)
         crash, cut = "[crash]" in _turn(messages)[0], "[cut]" in _turn(messages)[0]
+        delay = slow_delay if "[slow]" in _turn(messages)[0] else chunk_delay
         cid, created, model = f"chatcmpl-{uuid.uuid4().hex[:12]}", int(time.time()), body.get("model", "scripted")
         usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
         call = None
@@ -134,7 +137,7 @@ def create_scripted_app(latency: float = 0.2, plan: dict[str, dict[str, Any]] | 
                     if cut and i >= len(text) // 2:
                         return  # the fault: the reply ends here, cleanly, without its last chunk
                     yield chunk({"content": text[i:i + chunk_chars]})
-                    await asyncio.sleep(chunk_delay)
+                    await asyncio.sleep(delay)
                 yield chunk({}, "stop", with_usage=True)
             yield "data: [DONE]\n\n"
 
