@@ -7,7 +7,8 @@ real `/api/proposals`, the served LLM scripted to answer with a JSON proposal, o
 proposal and its reason), one proposal accepted from the page (the card's version goes up), a stale
 one refused with the 409 message; batch recall again, beside the first run; a module reload
 (`premium`, re-imported for real); an invalid card's field error; an unregistered tool leaving the
-list and the quick test. Only "not available on this server" is answered by the browser (a 405).
+list and the quick test, and registered back from a second tab that got the token from the first.
+Only "not available on this server" is answered by the browser (a 405).
 Set TOOLROUTE_SCREENSHOT_ADMIN=docs/img/admin.png to refresh the screenshot in the docs."""
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1240, "height": 900}, locale="ko-KR")
+            context = browser.new_context(viewport={"width": 1240, "height": 900}, locale="ko-KR")
+            page = context.new_page()
             page.set_default_timeout(TIMEOUT)
             page.goto(admin_page + "/admin/tools")
             expect(page.locator("h1")).to_contain_text("도구 관리")
@@ -98,6 +100,9 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             page.fill("#message", "면책기간 질문은 이 도구로")
             page.click("#save")  # no token yet: refused, nothing saved
             expect(page.locator("#card-msg")).to_contain_text("관리자 토큰이 올바르지 않습니다")
+            page.fill("#token", TOKEN + "x")  # a wrong token is found when it is applied, not on the next save
+            page.click("#token-save")
+            expect(page.locator("#token-state")).to_have_text("토큰이 올바르지 않습니다")
             page.fill("#token", TOKEN)
             page.click("#token-save")
             expect(page.locator("#token-state")).to_contain_text("토큰 적용됨")
@@ -130,16 +135,24 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             expect(rows.nth(0)).to_have_attribute("data-name", before)
             assert QUERY not in page.input_value("#when_to_use")
 
-            # Someone else edits the card meanwhile: the page's save gets the 409 message and a reload button.
+            # Someone else edits the card meanwhile: the page's save gets the 409 message, the difference
+            # between their version and this edit, and re-applies the edit on theirs at a click.
             card = httpx.get(f"{admin_page}/api/tools/{target}").json()
             other = httpx.put(f"{admin_page}/api/tools/{target}/card", json={"tags": [*card["card"]["tags"], "다른사람"]},
                               headers={"If-Match": str(card["version"]), "Authorization": f"Bearer {TOKEN}"})
             assert other.status_code == 200
-            page.fill("#purpose", page.input_value("#purpose") + " (수정)")
+            purpose = page.input_value("#purpose") + " (수정)"
+            page.fill("#purpose", purpose)
             page.click("#save")
             expect(page.locator("#card-msg")).to_contain_text("다른 사람이 이 카드를 먼저 수정했습니다")
-            page.click("#reload-card")
+            expect(page.locator("#conflict")).to_be_visible()
+            expect(page.locator("#conflict-version")).to_have_text(str(card["version"] + 1))
+            expect(page.locator("#conflict-diff .add")).to_have_text([f"+ {purpose}"])
+            page.click("#reapply")
+            expect(page.locator("#card-msg")).to_contain_text("최신 카드에 다시 적용했습니다")
             expect(page.locator("#tags")).to_have_value(", ".join([*card["card"]["tags"], "다른사람"]))
+            expect(page.locator("#purpose")).to_have_value(purpose)
+            expect(page.locator("#conflict")).to_be_hidden()
 
             # Batch recall on the dev split: the live router's figures, as the API gives them.
             page.fill("#filter", "")
@@ -150,7 +163,7 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             first = httpx.post(f"{admin_page}/api/eval", json={"split": "dev", "k": 5}, timeout=15,
                                headers={"Authorization": f"Bearer {TOKEN}"}).json()  # the page sent its token
             metrics = page.locator("#eval-result table.metrics")
-            expect(metrics.locator("tr")).to_have_count(2)
+            expect(metrics.locator("tr")).to_have_count(2, timeout=60_000)
             expect(metrics).to_contain_text("Recall@5")
             expect(metrics.locator("tr").nth(1)).to_contain_text(f"{first['before']['recall@5']:.3f}")
             expect(metrics.locator("tr").nth(1)).to_contain_text(f"{first['before']['hit@1']:.3f}")
@@ -159,7 +172,7 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
 
             # Failure analysis on tune: two proposals measured (the paired CI), one skipped with its reason.
             page.click("#proposals")
-            expect(page.locator("#eval-msg")).to_contain_text("수정안 2건, 건너뜀 1건")
+            expect(page.locator("#eval-msg")).to_contain_text("수정안 2건, 건너뜀 1건", timeout=120_000)
             expect(page.locator(".proposal")).to_have_count(3)
             skipped = page.locator(".proposal.skipped")
             expect(skipped).to_contain_text("건너뜀: the reply holds no JSON object")
@@ -179,7 +192,7 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
 
             # Batch recall again: this run beside the one before the proposal was accepted.
             page.click("#eval")
-            expect(metrics.locator("tr")).to_have_count(3)
+            expect(metrics.locator("tr")).to_have_count(3, timeout=60_000)
             expect(metrics.locator("tr").nth(1)).to_contain_text("직전 실행")
             page.fill("#query", QUERY)
             page.click("#route")
@@ -217,6 +230,7 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             page.click("#save")
             expect(page.locator("#card-msg")).to_contain_text("입력 오류")
             expect(page.locator("#card-msg")).to_contain_text("purpose")
+            expect(page.locator("#purpose")).to_have_class(re.compile("invalid"))
             expect(page.locator("#stat-version")).to_have_text(version)
 
             # Unregister: enabled only by the tool's exact name; the quick test never returns it after.
@@ -231,6 +245,21 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             page.click("#route")
             expect(rows.nth(0)).to_have_attribute("data-name", before)
             expect(page.locator(f'#ranking tr[data-name="{target}"]')).to_have_count(0)
+
+            # A second tab of the same browser has the token without typing it; it registers the tool back
+            # from the overview's list, after a confirmation.
+            second = context.new_page()
+            second.set_default_timeout(TIMEOUT)
+            second.goto(admin_page + "/admin/tools")
+            expect(second.locator("#token-state")).to_contain_text("토큰 적용됨")
+            expect(second.locator("#removed-list li")).to_have_count(1)
+            second.once("dialog", lambda d: d.accept())
+            second.click(f'#removed-list li[data-name="{target}"] button.register')
+            expect(second.locator("#card-msg")).to_contain_text(f"다시 등록했습니다: {target}")
+            expect(second.locator("#stat-tools")).to_have_text("54")
+            expect(second.locator("#removed")).to_be_hidden()
+            expect(second.locator("#card-title")).to_have_text(f"카드 편집: {target}")
+            second.close()
 
             # On a phone the two columns become one: nothing wider than the screen, the editor under the list.
             page.set_viewport_size({"width": 390, "height": 844})

@@ -94,8 +94,12 @@ def test_writes_need_the_token_and_a_current_version(app, monkeypatch):
     bad = client.put("/api/tools/bus_arrival/card", json={"purpose": "  "}, headers={"If-Match": "0", **_auth()})
     assert bad.status_code == 422 and "purpose" in json.dumps(bad.json(), ensure_ascii=False)
     assert ops.store.head == 0  # nothing was written by any refused call
+    assert client.post("/api/admin/check", headers=_auth()).json() == {"valid": True}  # the dashboard's check
+    assert client.post("/api/admin/check", headers=_auth("wrong")).status_code == 401
+    assert client.post("/api/admin/check").status_code == 401
     monkeypatch.delenv("TOOLROUTE_ADMIN_TOKEN")
     assert client.put("/api/tools/bus_arrival/card", json=edit, headers={"If-Match": "0", **_auth()}).status_code == 403
+    assert client.post("/api/admin/check", headers=_auth()).status_code == 403
 
 
 def test_an_edit_reaches_the_next_route_call_and_a_rollback_undoes_it(app):

@@ -8,11 +8,15 @@ Seed 002's six functions, all over the card API (`toolroute.serve.cards_api`):
    previous run) and failure analysis (`/api/proposals` on tune: each proposal's diff and measured
    effect, or why it was skipped; accepting one is the `PUT` its `accept` block spells out, with that
    block's `If-Match` version, so a card saved meanwhile gets the usual 409 message);
-5. unregister, confirmed by typing the tool's name;
+5. unregister, confirmed by typing the tool's name; an unregistered tool is listed in the overview with
+   "다시 등록" (`POST …/register`, confirmed);
 6. hot reload of a tool module (`/api/tools/reload-module/{module}`).
 
-The admin token is typed by the operator and kept in the tab's sessionStorage: the server never puts it
-in the page. Every call but a GET carries it: the writes, and batch recall and failure analysis, which
+The admin token is typed by the operator, checked on "적용" (`POST /api/admin/check`), and kept in
+sessionStorage, shared with the browser's other dashboard tabs over a same-origin BroadcastChannel (never
+written to disk; closing every tab forgets it): the server never puts it in the page. A save that meets
+a newer version (409) shows the difference between that version and the operator's edit and re-applies
+the edit on it at a click; a 422 marks the fields it names. Every call but a GET carries it: the writes, and batch recall and failure analysis, which
 need it too (they cost a core and LLM calls). Everything from the API reaches the DOM through `textContent`. An endpoint this server
 does not have (404 "Not Found" from the framework, 405) is shown as "not available on this server".
 """
@@ -73,6 +77,10 @@ PAGE = """<!doctype html>
   .proposal.skipped { background: #fafafa; }
   .proposal .reason { color: #8a5a00; }
   .hidden { display: none; }
+  .invalid { border-color: #b00020; background: #fff5f5; }
+  ul.removed { list-style: none; padding: 0; margin: 0; }
+  ul.removed li { display: flex; justify-content: space-between; align-items: center; gap: 8px; padding: 3px 0; }
+  #conflict { border: 1px solid #e0b4b4; border-radius: 8px; padding: 8px; margin-top: 8px; background: #fffafa; }
 </style>
 </head>
 <body>
@@ -93,6 +101,7 @@ PAGE = """<!doctype html>
       <div class="stat">상태 <b id="stat-status">-</b></div>
     </div>
     <div id="stat-more" class="muted"></div>
+    <div id="removed" class="hidden"><h3>등록 해제된 도구</h3><ul id="removed-list" class="removed"></ul></div>
     <div class="row"><button id="refresh" class="light" type="button">새로고침</button></div>
     <label for="filter">도구 목록</label>
     <input id="filter" type="search" placeholder="이름이나 설명으로 찾기">
@@ -118,6 +127,11 @@ PAGE = """<!doctype html>
         <button id="reload-card" class="light hidden" type="button">최신 카드 다시 불러오기</button>
       </div>
       <div id="card-msg" class="msg" role="status"></div>
+      <div id="conflict" class="hidden">
+        <div class="muted">다른 사람이 먼저 저장한 최신 카드(버전 <span id="conflict-version"></span>)와 내 수정의 차이입니다.</div>
+        <pre id="conflict-diff"></pre>
+        <button id="reapply" type="button">최신 카드에 내 수정 다시 적용</button>
+      </div>
 
       <h3>이력</h3>
       <table><thead><tr><th>버전</th><th>종류</th><th>시각</th><th>작성자</th><th>사유</th><th></th></tr></thead>
@@ -126,7 +140,7 @@ PAGE = """<!doctype html>
 
       <div class="danger-zone">
         <h3>등록 해제</h3>
-        <div class="muted">실행 중인 라우터에서 이 도구를 뺍니다 (재시작하면 돌아옵니다). 확인을 위해 도구 이름을 입력하세요.</div>
+        <div class="muted">이 도구를 라우팅에서 뺍니다. 재시작해도 빠진 채로 남고, 개요의 "다시 등록"으로 되돌릴 수 있습니다. 확인을 위해 도구 이름을 입력하세요.</div>
         <div class="row">
           <input id="confirm-name" autocomplete="off">
           <button id="unregister" class="danger" type="button" disabled>등록 해제</button>
@@ -213,13 +227,30 @@ PAGE = """<!doctype html>
   const lines = (text) => text.split("\\n").map(s => s.trim()).filter(Boolean);
 
   // ----- the token (this tab only) -------------------------------------------------------------
-  const showToken = () => { $("token-state").textContent = sessionStorage.getItem(TOKEN_KEY) ? "토큰 적용됨 (이 탭에서만)" : "토큰 없음: 조회만 가능"; };
+  const showToken = () => { $("token-state").textContent = sessionStorage.getItem(TOKEN_KEY) ? "토큰 적용됨 (이 브라우저를 닫으면 지워짐)" : "토큰 없음: 조회만 가능"; };
   $("token").value = sessionStorage.getItem(TOKEN_KEY) || "";
-  $("token-save").addEventListener("click", () => {
+  $("token-save").addEventListener("click", async () => {
     const value = $("token").value.trim();
-    if (value) sessionStorage.setItem(TOKEN_KEY, value); else sessionStorage.removeItem(TOKEN_KEY);
-    showToken();
+    if (!value) { sessionStorage.removeItem(TOKEN_KEY); showToken(); return; }
+    const r = await fetch("../api/admin/check", {method: "POST", headers: {"Authorization": "Bearer " + value}})
+      .then(x => ({status: x.status}), () => ({status: 0}));
+    if (r.status === 200) { sessionStorage.setItem(TOKEN_KEY, value); showToken(); share(); return; }
+    sessionStorage.removeItem(TOKEN_KEY); showToken();
+    $("token-state").textContent = r.status === 401 ? "토큰이 올바르지 않습니다" : explain({status: r.status, data: null});
   });
+  // the token reaches this browser's other dashboard tabs (same origin only), never the disk: a new tab
+  // asks, an open tab that holds one answers; closing every tab forgets it
+  const channel = "BroadcastChannel" in window ? new BroadcastChannel("toolroute-admin") : null;
+  const share = () => { const t = sessionStorage.getItem(TOKEN_KEY); if (channel && t) channel.postMessage({token: t}); };
+  if (channel) {
+    channel.onmessage = (e) => {
+      if (e.data === "token?") share();
+      else if (e.data && typeof e.data.token === "string" && !sessionStorage.getItem(TOKEN_KEY)) {
+        sessionStorage.setItem(TOKEN_KEY, e.data.token); $("token").value = e.data.token; showToken();
+      }
+    };
+    if (!sessionStorage.getItem(TOKEN_KEY)) channel.postMessage("token?");
+  }
   $("token").addEventListener("keydown", e => { if (e.key === "Enter") { e.preventDefault(); $("token-save").click(); } });
   showToken();
 
@@ -234,13 +265,30 @@ PAGE = """<!doctype html>
       if (s.last_build) more.push("마지막 색인 " + fmt(s.last_build.seconds) + "초");
       if (s.last_apply_seconds !== null && s.last_apply_seconds !== undefined) more.push("마지막 반영 " + fmt(s.last_apply_seconds) + "초");
       if (s.registry_version !== null && s.registry_version !== undefined) more.push("도구 레지스트리 버전 " + s.registry_version);
-      if (s.removed && s.removed.length) more.push("해제됨: " + s.removed.join(", "));
+      showRemoved(s.removed || []);
       $("stat-more").textContent = more.join(" · ");
     } else {
       $("stat-more").textContent = explain(stats);
     }
     if (list.ok) { tools = list.data; showTools(); }
     if (stats.status === 503) setTimeout(refresh, 3000);
+  };
+  const showRemoved = (names) => {
+    const ul = $("removed-list"); ul.replaceChildren();
+    $("removed").classList.toggle("hidden", !names.length);
+    for (const name of names) {
+      const li = el("li"); li.dataset.name = name;
+      const back = el("button", "light register", "다시 등록"); back.type = "button";
+      back.addEventListener("click", async () => {
+        if (!confirm(name + " 도구를 다시 등록할까요? 지금 카드 그대로 라우팅에 바로 반영됩니다.")) return;
+        const r = await call("POST", "api/tools/" + encodeURIComponent(name) + "/register");
+        if (!r.ok) { say($("card-msg"), explain(r), "error"); return; }
+        await refresh();
+        await loadCard(name, true);
+        say($("card-msg"), "다시 등록했습니다: " + name + " (카드 버전 " + r.data.version + ")", "ok");
+      });
+      li.append(el("span", "", name), back); ul.appendChild(li);
+    }
   };
   const showTools = () => {
     const needle = $("filter").value.trim().toLowerCase();
@@ -270,7 +318,8 @@ PAGE = """<!doctype html>
     $("when_not_to_use").value = (c.when_not_to_use || []).join("\\n");
     $("tags").value = (c.tags || []).join(", ");
     $("message").value = ""; $("confirm-name").value = ""; $("unregister").disabled = true;
-    $("reload-card").classList.add("hidden"); $("diff").classList.add("hidden");
+    $("reload-card").classList.add("hidden"); $("diff").classList.add("hidden"); $("conflict").classList.add("hidden");
+    document.querySelectorAll(".invalid").forEach(e => e.classList.remove("invalid"));
     if (!keepMessage) say($("card-msg"), "");
     $("card-form").classList.remove("hidden");
     showTools();
@@ -282,16 +331,47 @@ PAGE = """<!doctype html>
     await refresh();
     if (lastQuery) await runRoute(lastQuery);  // the quick test shows the edit's effect at once
   };
+  const FIELDS = ["purpose", "when_to_use", "when_not_to_use", "tags"];
+  const formFields = () => ({purpose: $("purpose").value.trim(), when_to_use: lines($("when_to_use").value),
+                             when_not_to_use: lines($("when_not_to_use").value),
+                             tags: $("tags").value.split(/[,\\n]/).map(s => s.trim()).filter(Boolean)});
+  const changed = (form, card) => {
+    const body = {};
+    for (const [field, value] of Object.entries(form)) {
+      if (JSON.stringify(value) !== JSON.stringify(card[field] || (field === "purpose" ? "" : []))) body[field] = value;
+    }
+    return body;
+  };
+  const markInvalid = (r) => {  // a 422 names its fields (pydantic's `loc`, or "field: …" in the card's problems)
+    const detail = r.data && r.data.detail;
+    const text = JSON.stringify(detail || "");
+    for (const field of FIELDS) if (text.includes(field)) $(field).classList.add("invalid");
+  };
+  const showConflict = async (mine) => {
+    const r = await call("GET", "api/tools/" + encodeURIComponent(current.name));
+    if (!r.ok) { $("reload-card").classList.remove("hidden"); return; }
+    const theirs = r.data, pre = $("conflict-diff"); pre.replaceChildren();
+    for (const field of Object.keys(mine)) {
+      if (field === "message") continue;
+      const before = [].concat(theirs.card[field] || []), after = [].concat(mine[field]);
+      pre.appendChild(el("div", "muted", field));
+      for (const line of before) if (!after.includes(line)) pre.appendChild(el("div", "del", "- " + line));
+      for (const line of after) if (!before.includes(line)) pre.appendChild(el("div", "add", "+ " + line));
+    }
+    $("conflict-version").textContent = theirs.version;
+    $("conflict").classList.remove("hidden"); $("reload-card").classList.remove("hidden");
+    $("reapply").onclick = async () => {
+      const r2 = await call("PUT", "api/tools/" + encodeURIComponent(current.name) + "/card", mine, theirs.version);
+      if (r2.ok) { await afterWrite("최신 카드에 다시 적용했습니다: 카드 버전 " + r2.data.version); return; }
+      say($("card-msg"), explain(r2), "error");
+      if (r2.status === 409) await showConflict(mine);
+    };
+  };
   $("card-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     if (!current) return;
-    const form = {purpose: $("purpose").value.trim(), when_to_use: lines($("when_to_use").value),
-                  when_not_to_use: lines($("when_not_to_use").value),
-                  tags: $("tags").value.split(/[,\\n]/).map(s => s.trim()).filter(Boolean)};
-    const body = {};
-    for (const [field, value] of Object.entries(form)) {
-      if (JSON.stringify(value) !== JSON.stringify(current.card[field] || (field === "purpose" ? "" : []))) body[field] = value;
-    }
+    document.querySelectorAll(".invalid").forEach(x => x.classList.remove("invalid"));
+    const body = changed(formFields(), current.card);
     if (!Object.keys(body).length) { say($("card-msg"), "바뀐 내용이 없습니다."); return; }
     body.message = $("message").value.trim();
     $("save").disabled = true;
@@ -299,7 +379,8 @@ PAGE = """<!doctype html>
     $("save").disabled = false;
     if (r.ok) { await afterWrite("저장했습니다: 카드 버전 " + r.data.version + " (라우터 반영 " + fmt(r.data.applied_seconds) + "초)"); return; }
     say($("card-msg"), explain(r), "error");
-    if (r.status === 409) $("reload-card").classList.remove("hidden");
+    if (r.status === 422) markInvalid(r);
+    if (r.status === 409) await showConflict(body);
   });
   $("reload-card").addEventListener("click", () => current && loadCard(current.name));
 

@@ -442,6 +442,12 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
         version, seconds = set_registered(ops, name, True, token, if_match, message)
         return {**card_view(ops, name), "registered": True, "applied_seconds": round(seconds, 4)}
 
+    @api.post("/admin/check")
+    def check_token(token: str = Depends(admin)) -> dict[str, Any]:
+        """200 when the presented admin token is the server's (the dashboard checks it on "적용"), else
+        401, or 403 when card writes are off; nothing is read or written."""
+        return {"valid": True}
+
     @api.post("/route")
     def route(body: RouteRequest, ops: CardOps = Depends(live_ops)) -> dict[str, Any]:
         return ops.router.route(body.query).to_dict(body.k)
