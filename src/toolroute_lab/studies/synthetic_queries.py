@@ -100,7 +100,11 @@ def verdicts_for(kept: list[Candidate], firsts: list[str], ask: Callable[[Candid
     from tqdm.auto import tqdm
 
     verdicts: dict[str, str] = {}
-    pairs = sorted(zip(kept, firsts), key=lambda pair: bool(pair[0].parent))  # parents before their variants
+    # parents before their variants, each group in a seeded random order: a deadline leaves out a
+    # random part, not the tools late in the alphabet
+    pairs = list(zip(kept, firsts))
+    random.Random(SEED).shuffle(pairs)
+    pairs.sort(key=lambda pair: bool(pair[0].parent))
     for candidate, first in tqdm(pairs, desc="checking", unit="query"):
         if first == candidate.tool:
             verdict = "router"
