@@ -180,3 +180,37 @@ def test_declaring_an_experiment_keeps_the_other_experiments_checkpoints():
         assert not files & {"toolroute_lab/run/declared.py", "toolroute_lab/e05_scale/scale.py",
                             "toolroute_lab/e06_card_improvement/card_improvement.py", "toolroute_lab/run/pipeline.py",
                             "toolroute/cli.py"}
+
+
+def test_run_out_writes_the_run_where_the_user_says(monkeypatch, tmp_path):
+    """`toolroute run --out DIR` (issue 41, item 10: runs could only go into the repository)."""
+    from toolroute.cli import build_parser
+    from toolroute_lab.run import pipeline
+
+    seen = {}
+
+    def fake_run(params, **kwargs):
+        seen.update(kwargs)
+        return Path(kwargs["runs_root"]) / "r"
+
+    monkeypatch.setattr(pipeline, "run_pipeline", fake_run)
+    args = build_parser().parse_args(["run", "--params", "notebooks/params/smoke.yaml", "--out", str(tmp_path), "--quiet"])
+    assert args.func(args) == 0 and seen["runs_root"] == str(tmp_path)
+
+
+@pytest.mark.parametrize("ks, problem", [([1, 3], "must include [5]"), ([1, 5, 5], "distinct"), ([0, 5], ">= 1"),
+                                         ([], "distinct whole numbers")])
+def test_a_bad_ks_in_02_fails_preflight_naming_file_notebook_and_parameter(tmp_path, ks, problem):
+    """Issue 41, item 10: `ks: [1, 5]`-style mistakes used to pass preflight and fail 18 minutes into 02."""
+    import time
+
+    import yaml
+
+    params = tmp_path / "p.yaml"
+    params.write_text(yaml.safe_dump({"notebooks": [{"name": "02_toolcard_ablation", "parameters": {"ks": ks}}]}),
+                      encoding="utf-8")
+    start = time.perf_counter()
+    with pytest.raises(PipelineError, match=rf"p.yaml: notebook '02_toolcard_ablation': parameter 'ks': .*{re.escape(problem)}"):
+        run_pipeline(params, runs_root=tmp_path / "runs")
+    assert time.perf_counter() - start < 60
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())

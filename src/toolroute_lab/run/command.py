@@ -12,6 +12,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run the notebook pipeline with papermill into results/runs/<run-id>/")
     p.add_argument("--params", default="notebooks/params/default.yaml")
     p.add_argument("--run-id", default=None)
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write the run into DIR/<run-id>/ instead of results/runs/<run-id>/ (any folder, outside the "
+                        "repository too)")
     p.add_argument("--resume", action="store_true", help="skip notebooks whose outputs exist for the same parameters")
     p.add_argument("--only", default=None, metavar="NAMES",
                    help="run only these notebooks of the parameter set, comma-separated (e.g. 05_scale); "
@@ -33,7 +36,7 @@ def run(args) -> int:
     only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
     try:
         run_dir = run_pipeline(args.params, run_id=args.run_id, resume=args.resume, stream_output=not args.quiet,
-                               only=only)
+                               only=only, runs_root=args.out)
     except PipelineInterrupted as exc:
         print(f"stopped: {exc}", file=sys.stderr)
         return EXIT_INTERRUPTED
