@@ -175,7 +175,7 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             expect(page.locator("#eval-msg")).to_contain_text("수정안 2건, 건너뜀 1건", timeout=120_000)
             expect(page.locator(".proposal")).to_have_count(3)
             skipped = page.locator(".proposal.skipped")
-            expect(skipped).to_contain_text("건너뜀: the reply holds no JSON object")
+            expect(skipped.locator(".reason")).to_have_text("건너뜀: LLM 답에 수정안(JSON)이 없습니다")
             expect(skipped.locator("button")).to_have_count(0)
             usable = page.locator(".proposal:not(.skipped)")
             expect(usable.first.locator("table.effect")).to_contain_text("95% 신뢰구간")

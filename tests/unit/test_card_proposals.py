@@ -77,28 +77,23 @@ def test_unrelated_copied_or_existing_lines_are_skipped_and_a_failed_call_is_a_s
                                             guard=["지하철 첫차 시간"])
     assert "string values" in one({"tool": "bus_arrival", "field": "when_to_use", "line": 3})
     [down] = propose_edits(Broken(), CATALOG, FAILURES, max_proposals=1)
-    assert down.skipped.startswith("the LLM call failed: ConnectionError")
+    assert down.skipped.startswith("the LLM call failed: ConnectionError") and down.skip_code == "llm_failed"
 
 
-class ProposeForTheExpectedTool:
-    """Proposes a new example for the card the prompt shows as expected (a stand-in for ChatOpenAI)."""
+def test_every_skip_reason_has_a_kind_and_the_dashboard_says_each_kind_in_korean():
+    """The page shows a skip in Korean by its kind (issue 41, item 7: English reasons reached the operator)."""
+    from toolroute.cards import normalize_text, proposals
+    from toolroute.serve.admin_page import PAGE
 
-    def invoke(self, messages):
-        tool = re.search(r"기대한 도구의 카드:\n\[(\w+)\]", messages[-1].content).group(1)
-        return AIMessage(json.dumps({"tool": tool, "field": "when_to_use", "line": f"{tool} 관련해서 확인 부탁드려요"},
-                                    ensure_ascii=False))
-
-
-def test_the_cli_prints_each_proposal_with_its_effect_and_refuses_the_test_split(chroma, monkeypatch, capsys, tmp_path):
-    real_build = routing.build_router
-    monkeypatch.setattr(routing, "build_router", lambda config, catalog, progress: real_build(
-        config.with_(embedder=HashEmbedder()), catalog, chroma, progress=False, no_call="none"))
-    monkeypatch.setattr(llm_module, "chat_model", ProposeForTheExpectedTool)
-    store = str(tmp_path / "store.json")
-    assert main(["cards", "propose", "--split", "tune", "--max", "2", "--store", store]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("tune: 202 queries;") and out.count(".when_to_use\n") == 2
-    assert out.count("   hit@1 ") == 2 and "--add-example" in out and "--expect-version 0" in out
-    assert CardStore(toolcards_dir("insurance"), store).head == 0  # nothing saved
-    assert main(["cards", "propose", "--split", "test", "--store", store]) == 2
-    assert "never on 'test'" in capsys.readouterr().err
+    group = FailureGroup("bus_arrival", ("지하철 첫차 시간",), ("weather_now",))
+    line = {"tool": "bus_arrival", "field": "when_to_use"}
+    replies = [None, {**line, "line": 3}, {**line, "tool": "nope", "line": "x"},
+               {"tool": "other", "field": "when_to_use", "line": "x"}, {**line, "field": "purpose", "line": "x"},
+               {**line, "line": "가" * 500}, {**line, "line": "버스 언제 와"}, {**line, "line": "지하철 첫차 시간!"}]
+    catalog = Catalog("demo", {**CATALOG.cards, "other": ToolCard(name="other", purpose="다른 도구")}, {})
+    codes = [proposals.skip_code(proposals.check_proposal(r, group, catalog, [normalize_text("지하철 첫차 시간")])[3])
+             for r in replies]
+    assert codes == ["no_json", "bad_values", "unknown_card", "wrong_tool", "bad_field", "bad_length", "already_there",
+                     "like_eval"]
+    for code in {*proposals.SKIP_CODES.values(), "llm_failed", "other"}:
+        assert re.search(rf"\b{code}: \"[^\"]*[가-힣]", PAGE), code

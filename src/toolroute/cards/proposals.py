@@ -50,6 +50,7 @@ class CardProposal:
     line: str | None = None
     skipped: str | None = None
     reply: str = ""  # the LLM's answer, kept to judge a skip
+    skip_code: str | None = None  # the reason's kind (SKIP_CODES), for a page that says it in its own language
 
     @property
     def changes(self) -> dict[str, Any]:
@@ -64,7 +65,7 @@ class CardProposal:
     def to_dict(self) -> dict[str, Any]:
         return {"expected_tool": self.group.tool, "failures": list(self.group.queries), "chosen": list(self.group.chosen),
                 "tool": self.tool, "field": self.field, "line": self.line, "diff": self.diff(), "skipped": self.skipped,
-                "reply": self.reply[:500]}
+                "skip_code": self.skip_code, "reply": self.reply[:500]}
 
 
 def group_failures(failures: Iterable[dict]) -> list[FailureGroup]:
@@ -118,6 +119,25 @@ def parse_reply(text: str) -> dict | None:
     return None
 
 
+SKIP_CODES = {  # the start of each reason `check_proposal` gives -> its kind
+    "the reply holds no JSON object": "no_json",
+    "the JSON object needs": "bad_values",
+    "no card named": "unknown_card",
+    "is neither the expected tool": "wrong_tool",
+    "cannot be proposed": "bad_field",
+    "the line is empty or over": "bad_length",
+    "the card already has this line": "already_there",
+    "the line resembles an eval query": "like_eval",
+}
+
+
+def skip_code(reason: str | None) -> str | None:
+    """The kind of a skip reason (SKIP_CODES), "other" for a reason of no known kind, None for no skip."""
+    if reason is None:
+        return None
+    return next((code for text, code in SKIP_CODES.items() if text in reason), "other")
+
+
 def check_proposal(value: dict | None, group: FailureGroup, catalog: Catalog, guarded: Sequence[str] = (),
                    threshold: float = NEAR_DUPLICATE) -> tuple[str | None, str | None, str | None, str | None]:
     """(tool, field, line, None) for a usable proposal, else (…, the reason it is skipped)."""
@@ -151,14 +171,16 @@ def propose_edits(llm, catalog: Catalog, failures: Iterable[dict], max_proposals
     proposals = []
     for group in group_failures(failures)[:max_proposals]:
         if group.tool not in catalog:
-            proposals.append(CardProposal(group, skipped=f"no card named '{group.tool}' in the live catalogue"))
+            proposals.append(CardProposal(group, skipped=f"no card named '{group.tool}' in the live catalogue",
+                                          skip_code="unknown_card"))
             continue
         try:
             reply = llm.invoke(proposal_prompt(group, catalog, system))
         except Exception as exc:  # noqa: BLE001 - one failed call skips one proposal, never the analysis
-            proposals.append(CardProposal(group, skipped=f"the LLM call failed: {type(exc).__name__}: {exc}"))
+            proposals.append(CardProposal(group, skipped=f"the LLM call failed: {type(exc).__name__}: {exc}",
+                                          skip_code="llm_failed"))
             continue
         text = str(getattr(reply, "content", reply))
         tool, fname, line, reason = check_proposal(parse_reply(text), group, catalog, guarded)
-        proposals.append(CardProposal(group, tool, fname, line, reason, text))
+        proposals.append(CardProposal(group, tool, fname, line, reason, text, skip_code(reason)))
     return proposals

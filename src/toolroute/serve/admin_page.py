@@ -518,12 +518,19 @@ PAGE = """<!doctype html>
     }
     return t;
   };
+  const SKIP_KO = {  // `toolroute.cards.proposals.SKIP_CODES`
+    no_json: "LLM 답에 수정안(JSON)이 없습니다", bad_values: "수정안의 도구·필드·문장 값이 올바르지 않습니다",
+    unknown_card: "수정안이 없는 도구를 가리킵니다", wrong_tool: "기대 도구도, 대신 고른 도구도 아닌 도구를 고쳤습니다",
+    bad_field: "이 필드는 수정안으로 바꿀 수 없습니다", bad_length: "문장이 비었거나 너무 깁니다",
+    already_there: "카드에 이미 있는 문장입니다", like_eval: "평가 질문과 너무 비슷해 카드에 넣을 수 없습니다",
+    llm_failed: "LLM 호출에 실패했습니다", other: "수정안을 쓸 수 없습니다"};
   const showProposal = (p, split) => {
     const div = el("div", "proposal" + (p.skipped ? " skipped" : "")); div.dataset.tool = p.tool || "";
     div.appendChild(el("div", "muted", "기대 도구 " + p.expected_tool + " · " + split + " 실패 질문 " + p.failures.length + "개"
                                        + (p.chosen.length ? " · 대신 고른 도구: " + p.chosen.join(", ") : "")));
     if (p.skipped) {  // no usable line: the reason (and the LLM's reply, to judge it)
-      div.appendChild(el("div", "reason", "건너뜀: " + p.skipped));
+      div.appendChild(el("div", "reason", "건너뜀: " + (SKIP_KO[p.skip_code] || "수정안을 쓸 수 없습니다")));
+      div.lastChild.title = p.skipped;  // the server's own words, on hover
       if (p.reply) div.appendChild(el("pre", "muted", p.reply));
       return div;
     }
