@@ -224,3 +224,64 @@ def test_the_page_reads_a_stream_in_seed_000s_own_shape(chat_page):
             expect(bot.locator(".error")).to_have_text("")
         finally:
             browser.close()
+
+
+def test_a_turn_refused_while_the_agent_starts_is_sent_again_by_itself(chat_page):
+    """Issue 41, item 9: a 503 with Retry-After (the agent is still building) is retried after that wait."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 980, "height": 760}, locale="ko-KR")
+            refused = []
+
+            def starting(route):
+                if not refused:
+                    refused.append(route.request.url)
+                    route.fulfill(status=503, headers={"Retry-After": "1", "Content-Type": "application/json"},
+                                  body='{"detail": "the agent is starting"}')
+                else:
+                    route.continue_()
+
+            page.route("**/api/chat/stream", starting)
+            page.goto(chat_page + "/")
+            page.fill("#message", QUESTION)
+            page.click("#send")
+            first = page.locator(".msg.bot").first
+            expect(first.locator(".error")).to_contain_text("자동으로 다시 보냅니다")
+            assert "starting" not in first.inner_text()
+            answered = page.locator(".msg.bot").last
+            expect(page.locator(".msg.bot")).to_have_count(2, timeout=10_000)
+            expect(answered).to_have_attribute("data-done", "1", timeout=30_000)
+            expect(answered.locator(".answer")).to_contain_text("월 17,950원")
+            assert len(refused) == 1
+        finally:
+            browser.close()
+
+
+def test_a_turn_on_a_thread_the_server_no_longer_has_goes_out_again_as_a_new_conversation(chat_page):
+    """A thread can be gone when its only turn was stopped before it was saved: the page sends the
+    question again at once without it and says so, instead of asking the user to resend."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 980, "height": 760}, locale="ko-KR")
+            page.add_init_script('sessionStorage.setItem("toolroute-thread", "gone-thread")')
+            page.route("**/api/threads/gone-thread", lambda route: route.fulfill(
+                status=200, headers={"Content-Type": "application/json"}, body='{"turns": []}'))
+            page.goto(chat_page + "/")
+            expect(page.locator("#thread")).to_have_text("대화 gone-thread")
+            page.fill("#message", QUESTION)
+            page.click("#send")
+            expect(page.locator(".notice")).to_have_text("이전 대화를 찾을 수 없어 새 대화로 보냈습니다.")
+            bot = page.locator(".msg.bot")
+            expect(bot).to_have_count(1)
+            expect(bot).to_have_attribute("data-done", "1", timeout=30_000)
+            expect(bot.locator(".answer")).to_contain_text("월 17,950원")
+            expect(page.locator(".msg.user")).to_have_count(1)
+            expect(page.locator("#thread")).not_to_have_text("대화 gone-thread")
+        finally:
+            browser.close()

@@ -9,7 +9,8 @@ seed 000's own shape (tokens as unnamed `data:` frames, `tool_result` a string) 
 While a turn runs the box is locked (Enter included) and a progress line shows the elapsed time and the
 stage (도구 검색 → 도구 실행 → 답변 작성) from the stream's events; the page follows new content unless
 the reader scrolled up. After an error the steps already shown stay, the question goes back into the
-box and "다시 보내기" resends it. "중지" stops a running turn: the page leaves the stream and the
+box and "다시 보내기" resends it (by itself after `Retry-After` seconds when the agent is still starting).
+"중지" stops a running turn: the page leaves the stream and the
 server cancels the turn when its client leaves (`serve.turns`). A reload restores the conversation from `GET /api/threads/{id}` (or
 says that a new one starts). Every message on the page is Korean; server details stay in the logs.
 """
@@ -124,7 +125,8 @@ PAGE = """<!doctype html>
     busy = true; box.value = ""; box.readOnly = true; send.disabled = true;
     controller = new AbortController(); send.hidden = true; stop.hidden = false;
     const wasAtBottom = atBottom();
-    log.appendChild(el("div", "msg user", message));
+    const mine = el("div", "msg user", message); log.appendChild(mine);
+    let again = false;
     const bot = el("div", "msg bot"), route = el("div", "route"), steps = el("ol", "steps"), answer = el("div", "answer");
     const sources = el("div", "sources"), error = el("div", "error"), progress = el("div", "progress");
     bot.append(route, steps, answer, sources, error, progress); log.appendChild(bot);
@@ -139,6 +141,7 @@ PAGE = """<!doctype html>
       const retry = el("button", "retry", "다시 보내기"); retry.type = "button";
       retry.addEventListener("click", () => {{ if (!busy) {{ retry.remove(); ask(message); }} }});
       bot.appendChild(retry);
+      return retry;
     }};
     const handle = (event, data) => {{
       const wasAtBottom = atBottom();
@@ -172,12 +175,21 @@ PAGE = """<!doctype html>
       const response = await fetch("api/chat/stream", {{method: "POST", headers: {{"Content-Type": "application/json"}},
         body: JSON.stringify({{message, thread_id: threadId}}), signal: controller.signal}});
       if (!response.ok) {{
-        if (response.status === 404) forget();
+        if (response.status === 404 && threadId) {{  // the thread is gone (its only turn was stopped, or expired)
+          forget(); again = true; return;
+        }}
         fail(response.status === 429 ? "지금 상담이 많습니다. 잠시 후 다시 보내 주세요."
           : response.status === 413 ? "메시지가 너무 깁니다. 줄여서 다시 보내 주세요."
           : response.status === 404 ? "이전 대화를 찾을 수 없어 새 대화로 보냅니다. 다시 보내 주세요."
           : response.status === 503 ? "상담 준비 중입니다. 잠시 후 다시 보내 주세요."
           : "오류: 요청을 처리하지 못했습니다 (" + response.status + "). 다시 보내 주세요.");
+        const wait = parseInt(response.headers.get("Retry-After") || "", 10);
+        if (response.status === 503 && wait >= 0 && wait <= 120) {{  // the agent is starting: send again by itself
+          error.textContent = "상담 준비 중입니다. " + wait + "초 뒤 자동으로 다시 보냅니다.";
+          const retry = bot.querySelector("button.retry");
+          setTimeout(() => {{ if (retry && retry.isConnected && !busy && box.value === message) {{ box.value = ""; retry.click(); }} }},
+                     wait * 1000);
+        }}
         bot.dataset.done = "1";
         return;
       }}
@@ -213,6 +225,11 @@ PAGE = """<!doctype html>
       progress.textContent = failed ? "" : "완료 · " + Math.round((Date.now() - started) / 1000) + "초";
       if (failed && !box.value) box.value = message;
       busy = false; box.readOnly = false; send.disabled = false; box.focus();
+      if (again) {{  // sent again at once as a new conversation, and said so
+        mine.remove(); bot.remove(); box.value = "";
+        log.appendChild(el("div", "notice", "이전 대화를 찾을 수 없어 새 대화로 보냈습니다."));
+        ask(message);
+      }}
     }}
   }};
   form.addEventListener("submit", (e) => {{
