@@ -169,3 +169,28 @@ def test_a_second_look_at_the_sealed_set_is_refused():
     assert already_evaluated(done, "hybrid:x", "abc")
     assert not already_evaluated(done, "hybrid:y", "abc")  # only its test row: the sealed set was not read
     assert not already_evaluated(done, "hybrid:x", "def") and not already_evaluated(pd.DataFrame(), "hybrid:x", "abc")
+
+
+def test_no_synthetic_training_query_near_copies_an_evaluation_text():
+    """The router's synthetic training set (`data/insurance/synthetic/queries.jsonl`, issue 40) is checked
+    here on its own, apart from the filter that built it: no query is the same as, or a near-duplicate of,
+    any user text an evaluation reads (every split, the sealed set, the dialogs)."""
+    import json
+
+    from toolroute.cards.synthetic import eval_texts
+    from toolroute.config import ROOT, synthetic_path
+
+    rows = [json.loads(line) for line in synthetic_path("insurance").read_text(encoding="utf-8").splitlines() if line]
+    assert len(rows) >= 1000 and len({r["tool"] for r in rows}) == len(TOOL_NAMES)
+    guarded = sorted({normalize_text(t) for t in eval_texts(ROOT / "data" / "insurance")} - {""})
+    assert len(guarded) > 500
+    by_length: dict[int, list[str]] = {}
+    for text in guarded:
+        by_length.setdefault(len(text), []).append(text)
+    copies = []
+    for row in rows:
+        norm = normalize_text(row["query"])
+        # a ratio of 0.8 needs lengths within 2n/(n+m) >= 0.8 of each other
+        near = [g for m in range(int(len(norm) * 2 / 3), int(len(norm) * 1.5) + 2) for g in by_length.get(m, ())]
+        copies += [(row["query"], g) for g in near if near_duplicate(norm, g)]
+    assert not copies, copies[:10]
