@@ -176,6 +176,10 @@ def main() -> None:
         p50, p95, mean = latency(cascade, queries)
         print(f"route latency, hybrid+cascade one query at a time (n={len(queries)}, dense pass skipped for "
               f"{skipped}): p50 {p50:.1f} ms, p95 {p95:.1f} ms, mean {mean:.1f} ms")
+        learned = build_router(RouterConfig(arm="hybrid+classifier"), catalog, client=client, progress=False)
+        p50, p95, mean = latency(learned, queries)
+        print(f"route latency, hybrid+classifier (+cascade) one query at a time (n={len(queries)}): "
+              f"p50 {p50:.1f} ms, p95 {p95:.1f} ms, mean {mean:.1f} ms")
     embedding_next_to_the_llm()
     if args.pipeline:
         from toolroute_lab.run.pipeline import run_pipeline

@@ -37,6 +37,11 @@ class EnsembleRetriever(Retriever):
         self.hybrid.cascade = rule
 
     @property
+    def dense(self):
+        """The hybrid's dense arm (its index: what the router reports and rebuilds)."""
+        return self.hybrid.dense
+
+    @property
     def lexical(self):
         """The BM25 pass the cascade is fitted on (the hybrid's)."""
         return self.hybrid.lexical

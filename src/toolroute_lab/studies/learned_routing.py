@@ -13,14 +13,16 @@ Arms, all over the insurance cards and `data/insurance/synthetic/queries.jsonl`:
 
 Each arm's no-call rule is fitted on calib as the default's is. dev, tune and calib are tuning splits: an arm
 is adopted only if it wins on dev + tune right call; `--test` reads test once, after that choice.
-Per arm and split: Hit@1, Recall@5, right call, no-call accuracy, and the paired difference to the default
-in right call and Hit@1 (bootstrap 95% CI, p).
+Per arm and split (and dev+tune together, the adoption criterion): Hit@1, Recall@5, right call, no-call
+accuracy, and the paired difference to the default in right call and Hit@1 (bootstrap 95% CI, p);
+`results/learned_routing.png` draws the right-call differences.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,6 +36,8 @@ TABLE = ROOT / "results" / "learned_routing.csv"
 TUNING = ("dev", "tune", "calib")
 METRICS = ("hit@1", "recall@5", "right_call", "no_call_accuracy")
 WEIGHTS = (0.5, 1.0, 2.0)  # the classifier's RRF weight in the ensemble
+ADOPT_ON = "dev+tune"
+FIGURE = ROOT / "results" / "learned_routing.png"
 
 
 def train(rank: int = 32, steps: int = 300, seed: int = 0):
@@ -83,11 +87,15 @@ def evaluate(splits) -> pd.DataFrame:
     for name, config in arms().items():
         router = build_router(config, progress=False, no_call="fit")
         routed[name] = {s: to_rows(queries[s], route_queries(router, queries[s])) for s in splits}
+    if {"dev", "tune"} <= set(splits):  # the adoption criterion: right call on dev and tune together
+        for per_split in routed.values():
+            per_split[ADOPT_ON] = per_split["dev"] + per_split["tune"]
     records = []
     for name, per_split in routed.items():
         for split, rows in per_split.items():
             scores = [row_scores(r) for r in rows]
-            record = {"arm": name, "split": split, "role": "tuning" if split in TUNING else "test", "n": len(rows)}
+            role = "adoption (tuning)" if split == ADOPT_ON else "tuning" if split in TUNING else "test"
+            record = {"arm": name, "split": split, "role": role, "n": len(rows)}
             for metric in METRICS:
                 values = [s.get(metric, np.nan) for s in scores]
                 record[metric] = float(np.nanmean(values)) if not all(np.isnan(values)) else np.nan
@@ -99,6 +107,35 @@ def evaluate(splits) -> pd.DataFrame:
     return pd.DataFrame(records)
 
 
+def plot(table: pd.DataFrame, path: Path = FIGURE) -> Path:
+    """Each arm's right call minus the default's, with its paired 95% CI, per split (the test split apart)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    others = table[table["arm"] != "default"]
+    arms_, splits = list(dict.fromkeys(others["arm"])), list(dict.fromkeys(others["split"]))
+    fig, ax = plt.subplots(figsize=(11, 1.2 + 0.6 * len(arms_)))
+    colours = plt.get_cmap("tab10")
+    for j, split in enumerate(splits):
+        part = others[others["split"] == split].set_index("arm").reindex(arms_)
+        y = np.arange(len(arms_)) + (j - (len(splits) - 1) / 2) * 0.15
+        err = [part["right_call_diff"] - part["right_call_diff_lo"], part["right_call_diff_hi"] - part["right_call_diff"]]
+        ax.errorbar(part["right_call_diff"], y, xerr=err, fmt="o" if split != "test" else "s", capsize=2,
+                    color=colours(j), label=f"{split} (n={int(part['n'].iloc[0])})" + (" · held out" if split == "test" else ""))
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(range(len(arms_)), arms_)
+    ax.invert_yaxis()
+    ax.set_xlabel("right call minus the default's (paired bootstrap 95% CI)")
+    ax.set_title("Learned routing against the default; dev, tune, calib and dev+tune are tuning splits")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train-adapter", action="store_true")
@@ -108,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         train()
     table = evaluate((*TUNING, "test") if args.test else TUNING)
     table.to_csv(TABLE, index=False)
+    plot(table)
     print(table[["arm", "split", "n", *METRICS, "right_call_diff", "right_call_diff_lo", "right_call_diff_hi"]]
           .to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     return 0
