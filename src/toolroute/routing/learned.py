@@ -84,6 +84,20 @@ class VectorCache:
         tmp.replace(self.path)
 
 
+_BLAS = None
+
+
+def _one_blas_thread():
+    """These products are small; on 2 cores a second BLAS thread only spins against the e5 encoder's
+    threads (measured: a route took several times as long), so they run on one."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController  # sklearn's own dependency
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
 class _Model:
     """One fitted classifier over one catalogue: its BM25 index and the logistic weights."""
 
@@ -104,8 +118,9 @@ class _Model:
         return np.hstack([vectors, scores / (1.0 + scores.max(axis=1, keepdims=True))])
 
     def rank(self, vectors: np.ndarray, lexical: list[tuple[np.ndarray, list[str]]]) -> list[Ranking]:
-        probabilities = self.classifier.predict_proba(self.features(vectors, [s for s, _ in lexical]))
-        nearest = (np.asarray(vectors, dtype=np.float32) @ self.training_vectors.T).max(axis=1)
+        with _one_blas_thread():
+            probabilities = self.classifier.predict_proba(self.features(vectors, [s for s, _ in lexical]))
+            nearest = (np.asarray(vectors, dtype=np.float32) @ self.training_vectors.T).max(axis=1)
         out = []
         for row, (_, tokens), near in zip(probabilities, lexical, nearest):
             order = sorted(range(len(row)), key=lambda i: (-round(float(row[i]), 9), self.classes[i]))
