@@ -88,16 +88,17 @@ class ScriptedProcess:
             self.process.wait(timeout=10)
 
 
-def serving_agent(llm: Any, memory: Path, pack: Any = None):
-    """The insurance agent with a BM25 router (no embedder: fast), no L2 gate, SQLite memory."""
+def serving_agent(llm: Any, memory: Path, pack: Any = None, domain: str = "insurance"):
+    """A domain's agent (insurance by default) with a BM25 router (no embedder: fast), no L2 gate, SQLite memory."""
     from toolroute.agent import build_agent, load_pack, sqlite_checkpointer
     from toolroute.cards import load_toolcards
-    from toolroute.domains.insurance import TOOL_NAMES
     from toolroute.routing import RouterConfig, build_router
 
-    catalog = load_toolcards(toolcards_dir("insurance"), TOOL_NAMES)
-    router = build_router(RouterConfig(arm="bm25"), catalog, progress=False, no_call="none")
-    return build_agent(pack or load_pack("insurance"), llm, router, None, None, sqlite_checkpointer(memory))
+    pack = pack or load_pack(domain)
+    catalog = load_toolcards(toolcards_dir(domain), pack.tool_names)
+    router = build_router(RouterConfig(arm="bm25", catalog=str(toolcards_dir(domain))), catalog, progress=False,
+                          no_call="none")
+    return build_agent(pack, llm, router, None, None, sqlite_checkpointer(memory))
 
 
 def openai_model(base_url: str):

@@ -148,6 +148,9 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             expect(page.locator("#conflict")).to_be_visible()
             expect(page.locator("#conflict-version")).to_have_text(str(card["version"] + 1))
             expect(page.locator("#conflict-diff .add")).to_have_text([f"+ {purpose}"])
+            if os.environ.get("TOOLROUTE_SCREENSHOTS"):
+                page.locator("#conflict").scroll_into_view_if_needed()
+                page.screenshot(path=os.path.join(os.environ["TOOLROUTE_SCREENSHOTS"], "admin-conflict.png"))
             page.click("#reapply")
             expect(page.locator("#card-msg")).to_contain_text("최신 카드에 다시 적용했습니다")
             expect(page.locator("#tags")).to_have_value(", ".join([*card["card"]["tags"], "다른사람"]))
@@ -253,6 +256,8 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             second.goto(admin_page + "/admin/tools")
             expect(second.locator("#token-state")).to_contain_text("토큰 적용됨")
             expect(second.locator("#removed-list li")).to_have_count(1)
+            if os.environ.get("TOOLROUTE_SCREENSHOTS"):
+                second.screenshot(path=os.path.join(os.environ["TOOLROUTE_SCREENSHOTS"], "admin-register-back.png"))
             second.once("dialog", lambda d: d.accept())
             second.click(f'#removed-list li[data-name="{target}"] button.register')
             expect(second.locator("#card-msg")).to_contain_text(f"다시 등록했습니다: {target}")
@@ -264,6 +269,8 @@ def test_an_edit_in_the_dashboard_changes_the_quick_test_and_a_rollback_restores
             # On a phone the two columns become one: nothing wider than the screen, the editor under the list.
             page.set_viewport_size({"width": 390, "height": 844})
             assert page.evaluate("document.documentElement.scrollWidth") <= 390
+            if os.environ.get("TOOLROUTE_SCREENSHOTS"):
+                page.screenshot(path=os.path.join(os.environ["TOOLROUTE_SCREENSHOTS"], "admin-phone.png"))
             editor = page.locator("#card-title").bounding_box()
             assert editor and editor["x"] >= 0 and editor["x"] + editor["width"] <= 390
         finally:

@@ -92,6 +92,13 @@ def _browser(p):
     return p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
 
 
+def shot(page, name: str) -> None:
+    """With TOOLROUTE_SCREENSHOTS=docs/img, keep this state of the page as docs/img/<name>.png (the docs' pictures)."""
+    folder = os.environ.get("TOOLROUTE_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=False)
+
+
 def test_enter_while_a_turn_streams_sends_no_second_request_and_a_reload_restores_the_conversation(chat_page):
     """Issue 41, items 2 and 4: the box is locked while a turn runs (Enter included), and a reload shows
     the conversation the agent remembers instead of an empty page on the old thread."""
@@ -107,6 +114,7 @@ def test_enter_while_a_turn_streams_sends_no_second_request_and_a_reload_restore
             page.fill("#message", QUESTION)
             page.press("#message", "Enter")
             expect(page.locator(".msg.bot .progress").last).to_contain_text("초")  # the progress line at once
+            shot(page, "chat-progress")
             page.focus("#message")
             page.keyboard.type("두 번째 질문")
             page.keyboard.press("Enter")
@@ -154,6 +162,7 @@ def test_a_cut_answer_puts_the_question_back_with_a_retry_and_the_page_follows_o
             expect(bot.locator(".steps li")).to_have_count(1)  # the step already received stays
             assert not any(w in bot.inner_text() for w in ("Error", "error", "Traceback"))
             expect(bot.locator("button.retry")).to_have_text("다시 보내기")
+            shot(page, "chat-phone-retry")
         finally:
             browser.close()
 
@@ -183,6 +192,7 @@ def test_stop_cancels_the_turn_on_the_server_and_keeps_the_question(chat_page):
             expect(bot.locator(".steps li")).to_have_count(1)
             expect(page.locator("#message")).to_have_value(slow)
             expect(page.locator("#stop")).to_be_hidden()
+            shot(page, "chat-stopped")
             page.fill("#message", "고마워요, 다른 질문: 실속치매보험 55세 여성 보험료 다시 알려줘")
             page.click("#send")
             second = page.locator(".msg.bot").last
@@ -285,3 +295,42 @@ def test_a_turn_on_a_thread_the_server_no_longer_has_goes_out_again_as_a_new_con
             expect(page.locator("#thread")).not_to_have_text("대화 gone-thread")
         finally:
             browser.close()
+
+
+def test_a_knowledge_graph_answer_carries_kg_data_and_the_page_draws_it(tmp_path):
+    """Issue 41, item 11 (seed 001): the plant agent's graph tool fills `kg_data` in the state and the
+    `done` frame, and the chat page draws its nodes and relations under the answer."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium is not installed (apt-get install -y chromium fonts-nanum; .ci/run does it)")
+    pytest.importorskip("playwright")
+    from playwright.sync_api import expect, sync_playwright
+
+    plan = {"query_knowledge_graph": {"entity": "CNC-001", "target": "CP-007"}}
+    with ThreadServer(create_scripted_app(latency=0.05, plan=plan, chunk_delay=0.01)) as llm:
+        app = create_app(agent_factory=lambda model: serving_agent(model, tmp_path / "m.sqlite", domain="plant"),
+                         llm=openai_model(llm.url + "/v1"),
+                         options=ServeOptions(domain="plant", memory_path=tmp_path / "m.sqlite"),
+                         build_in_background=False)
+        with ThreadServer(app) as server:
+            body = httpx.post(f"{server.url}/api/chat", json={"message": "CNC-001에서 냉각수 펌프 CP-007까지 어떻게 연결돼?"},
+                              timeout=60).json()
+            assert [n["id"] for n in body["kg_data"]["nodes"]] == ["CNC-001", "CP-007", "CL-003"]
+            assert {(e["source"], e["target"]) for e in body["kg_data"]["edges"]} == {("CNC-001", "CL-003"), ("CL-003", "CP-007")}
+            with sync_playwright() as p:
+                browser = _browser(p)
+                try:
+                    page = browser.new_page(viewport={"width": 980, "height": 760}, locale="ko-KR")
+                    page.goto(server.url + "/")
+                    page.fill("#message", "CNC-001에서 냉각수 펌프 CP-007까지 어떻게 연결돼?")
+                    page.click("#send")
+                    bot = page.locator(".msg.bot").last
+                    expect(bot).to_have_attribute("data-done", "1", timeout=30_000)
+                    graph = bot.locator("svg.kg")
+                    expect(graph.locator("circle")).to_have_count(3)
+                    expect(graph.locator("line")).to_have_count(2)
+                    expect(graph).to_contain_text("CP-007 냉각수 펌프")
+                    expect(graph.locator("text.rel")).to_have_text(["구성 유닛", "사용 부품"])
+                    bot.scroll_into_view_if_needed()
+                    shot(page, "chat-kg")
+                finally:
+                    browser.close()

@@ -9,7 +9,7 @@
 | `token` | `{"token": "..."}`: the answer **after** the output guardrail (see `StreamGuard`) |
 | `sources` | a bare JSON list |
 | `error` | `{"error": "..."}` for a failed turn, always followed by `done` |
-| `done` | `{}` plus `answer`, `failed`, `replaced`, `thread_id`, counters and token usage |
+| `done` | `{}` plus `answer`, `failed`, `replaced`, `thread_id`, counters, token usage and `kg_data` |
 
 Built from LangGraph's own streaming (`stream_mode=["updates", "messages"]`). The concatenated
 `token` payloads equal the guarded answer (`done.answer`): tokens go through `StreamGuard`, which
@@ -324,4 +324,4 @@ def turn_events(agent: Any, question: str, thread_id: str | None = None, cancel:
                    "thread_id": thread_id, "tool_steps": state.get("tool_steps", 0), "capped": state.get("capped", False),
                    "loops": state.get("loops", 0), "llm_calls": state.get("llm_calls", 0),
                    "prompt_tokens": state.get("prompt_tokens", 0), "completion_tokens": state.get("completion_tokens", 0),
-                   "blocked": state.get("blocked"), "routed": state.get("routed", [])}
+                   "blocked": state.get("blocked"), "routed": state.get("routed", []), "kg_data": state.get("kg_data") or {}}

@@ -47,7 +47,7 @@ from langgraph.graph.message import add_messages
 from toolroute.agent.grounding import failed, given_text, succeeded, ungrounded
 from toolroute.agent.guardrails import DomainGate, guard_output, l1_violation
 from toolroute.agent.output_policy import mask_open_tail, mask_tool_values
-from toolroute.agent.pack import DomainPack
+from toolroute.agent.pack import DomainPack, merge_graphs
 from toolroute.agent.rewriter import SHORT_TURN, rewrite
 from toolroute.config import max_turn_chars
 from toolroute.llm.tool_grammar import text_grammar, tool_call_grammar
@@ -98,6 +98,7 @@ class AgentState(TypedDict, total=False):
     completion_tokens: int
     answer: str
     sources: list[dict[str, Any]]
+    kg_data: dict[str, Any]  # seed 001: the nodes and edges the turn's tool results showed (`DomainPack.graph_of`)
     guard: dict[str, Any]
     error: str | None  # the LLM failed (timeout, server down): the turn ends with an apology
 
@@ -325,7 +326,7 @@ class Agent:
         text = last.content if isinstance(last.content, str) else str(last.content)
         reset = {"query": text, "turn": state.get("turn", 0) + 1, "tool_steps": 0, "capped": False, "loops": 0, "repaired": 0,
                  "tool_log": [], "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "routed": [],
-                 "no_call": False, "sources": [], "blocked": None, "domain_score": None, "rewritten": text,
+                 "no_call": False, "sources": [], "kg_data": {}, "blocked": None, "domain_score": None, "rewritten": text,
                  "rewrite_method": "none", "guard": {}, "error": None}
         if len(text) > max_turn_chars():  # refused before any rule, embedding or LLM reads it
             return {**reset, "query": text[:200], "rewritten": "", "blocked": "too_long"}
@@ -534,6 +535,7 @@ class Agent:
         steps = state.get("tool_steps", 0)
         log = list(state.get("tool_log", []))
         sources = list(state.get("sources", []))
+        kg_data = state.get("kg_data") or {}
         messages = []
         capped = state.get("capped", False)
         for call in last.tool_calls:
@@ -564,7 +566,9 @@ class Agent:
                         "seconds": round(time.perf_counter() - started, 4), **({"dropped_args": dropped} if dropped else {}),
                         **({"refused": refused} if refused else {})})
             sources += self.pack.sources_of(call["name"], result)
-        return {"messages": messages, "tool_steps": steps, "tool_log": log, "sources": sources, "capped": capped}
+            kg_data = merge_graphs(kg_data, self.pack.graph_of(call["name"], result))
+        return {"messages": messages, "tool_steps": steps, "tool_log": log, "sources": sources, "kg_data": kg_data,
+                "capped": capped}
 
     def allowed_tools(self, state: AgentState, config: RunnableConfig | None) -> set[str]:
         """The tools a call may run in this turn: the ones bound to the LLM (the routed tools, none on a

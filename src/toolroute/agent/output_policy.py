@@ -5,7 +5,8 @@ The model reads the tools' raw results (it needs a customer id to look up that c
 a client never does. What a client gets of a tool call is its arguments and result with:
 
 - every field whose key names an internal id or code (`id`, `code`, `*_id`, `*_code`) masked but kept
-  in place (`"customer_id": "C****"`): a caller that needs the structure still finds the field;
+  in place (`"customer_id": "C****"`): a caller that needs the structure still finds the field (unless
+  the pack's ids are what its users work with, `DomainPack.ids_are_public`: a plant's equipment ids);
 - the name in a person's record (a dict holding one of the pack's `person_keys`, e.g. `customer_id`),
   and the names the pack's `names_in` finds elsewhere (a failed search's close names), masked ("김*수")
   unless the user wrote them: a step shows how many customers matched, not who they are;
@@ -60,7 +61,7 @@ def sensitive_values(value: Any, pack: DomainPack, given: str = "") -> dict[str,
         if isinstance(node, dict):
             person = any(k in node for k in pack.person_keys)
             for key, item in node.items():
-                if internal_key(str(key)):
+                if internal_key(str(key)) and not pack.ids_are_public:
                     for text in (item if isinstance(item, list) else [item]):
                         if isinstance(text, str) and len(text.strip()) >= 2:
                             found[text] = mask_id(text)
@@ -95,7 +96,7 @@ def _guard(node: Any, pack: DomainPack, known: dict[str, str], key: str = "") ->
     if isinstance(node, (list, tuple)):
         return [_guard(item, pack, known, key) for item in node]
     if isinstance(node, str):
-        if internal_key(key):
+        if internal_key(key) and not pack.ids_are_public:
             return known.get(node) or mask_id(node)
         return guard_text(node, pack, known)
     return node

@@ -42,6 +42,22 @@ def _no_names(record: dict[str, Any]) -> list[str]:
     return []
 
 
+def _no_graph(tool_name: str, result: Any) -> dict[str, list] | None:
+    return None
+
+
+def merge_graphs(a: dict[str, list] | None, b: dict[str, list] | None) -> dict[str, list]:
+    """Seed 001's `kg_data` of a turn: the nodes (by id) and edges (by source, relation, target) of every
+    graph a tool result showed, in order, each once."""
+    nodes, edges = {}, {}
+    for graph in (a or {}, b or {}):
+        for node in graph.get("nodes", []):
+            nodes.setdefault(node["id"], node)
+        for edge in graph.get("edges", []):
+            edges.setdefault((edge["source"], edge.get("relation"), edge["target"]), edge)
+    return {"nodes": list(nodes.values()), "edges": list(edges.values())} if nodes else {}
+
+
 def _no_sources(tool_name: str, result: Any) -> list[dict[str, Any]]:
     """Sources a tool result cites: RAG passages carry `source` (document + page)."""
     if not isinstance(result, dict):
@@ -117,6 +133,12 @@ class DomainPack:
     disclaimer: str | None = None
     disclaimer_markers: list[str] = field(default_factory=list)  # words showing the model wrote one already
     sources_of: Callable[[str, Any], list[dict[str, Any]]] = _no_sources
+    # The knowledge-graph view of a tool result (seed 001's `kg_data`): {"nodes": [{"id", "name", "type"}],
+    # "edges": [{"source", "target", "relation"}]}, or None; the page draws it under the answer.
+    graph_of: Callable[[str, Any], dict[str, list] | None] = _no_graph
+    # The ids and codes of the pack's data are what its users work with (a plant's equipment, part and alarm
+    # ids), not internal keys: the output policy shows them (`agent.output_policy.internal_key` fields).
+    ids_are_public: bool = False
     # Per context key of `extract_context` ("age", "sex", "customer", "products" …): a regex matching an answer
     # that asks the customer for it; the experiments count an answer asking for what the conversation gave.
     ask_patterns: dict[str, str] = field(default_factory=dict)

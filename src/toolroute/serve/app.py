@@ -85,6 +85,7 @@ class ChatResponse(BaseModel):
     usage: Usage
     failed: bool
     error: str | None = None
+    kg_data: dict[str, Any] = {}
 
 
 @dataclass
@@ -325,6 +326,7 @@ def create_app(domain: str = "insurance", agent_factory: Callable[[Any], Any] | 
                 done = data
         return ChatResponse(thread_id=thread_id, answer=done.get("answer", ""), route=route, tool_calls=calls,
                             sources=sources, failed=bool(done.get("failed", True)), error=error,
+                            kg_data=done.get("kg_data") or {},
                             usage=Usage(llm_calls=done.get("llm_calls", 0), prompt_tokens=done.get("prompt_tokens", 0),
                                         completion_tokens=done.get("completion_tokens", 0)))
 

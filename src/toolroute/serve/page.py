@@ -3,7 +3,8 @@
 It posts to `/api/chat/stream` and reads the SSE frames with `fetch` (EventSource cannot POST):
 `route` → the routed tools, `tool_call` → "N단계: 도구명 → 결과" in order (as seed 000's ChatPanel
 renders them), `token` → the answer as it arrives, `sources` → the sources, `error`, `done` → the
-final answer (kept when the stream had to replace its text). "새 대화" starts a new thread. A stream in
+final answer (kept when the stream had to replace its text). "새 대화" starts a new thread. A turn whose tools showed a
+knowledge graph (`kg_data` in `done`, seed 001) gets a small node-link drawing under its answer. A stream in
 seed 000's own shape (tokens as unnamed `data:` frames, `tool_result` a string) reads the same.
 
 While a turn runs the box is locked (Enter included) and a progress line shows the elapsed time and the
@@ -56,6 +57,9 @@ PAGE = """<!doctype html>
   button {{ font: inherit; border: 0; border-radius: 8px; padding: 8px 16px; background: #1f4e79; color: #fff; cursor: pointer; }}
   button.secondary {{ background: #fff; color: #1f4e79; border: 1px solid #fff; }}
   button.stop {{ background: #a33; }}
+  svg.kg {{ display: block; width: 100%; max-width: 520px; height: auto; margin-top: 8px; background: #f7f9fb; border-radius: 8px; }}
+  svg.kg text {{ font-size: 10px; fill: #1c2733; }} svg.kg line {{ stroke: #8aa1b8; }} svg.kg circle {{ fill: #1f4e79; }}
+  svg.kg circle.first {{ fill: #b5651d; }} svg.kg text.rel {{ fill: #5b6b7b; font-size: 9px; }}
   li.step[data-status="needs_user_input"] {{ color: #8a5a00; }}
   button:disabled {{ opacity: .5; cursor: default; }}
   .examples {{ margin-top: 10px; font-size: 13px; }}
@@ -106,6 +110,27 @@ PAGE = """<!doctype html>
     }}
   }};
   restore();
+  // seed 001's kg_data: the turn's graph, its first node in the middle and the others on a circle
+  const drawGraph = (graph) => {{
+    const ns = "http://www.w3.org/2000/svg", W = 520, H = 360, cx = W / 2, cy = H / 2;
+    const svg = document.createElementNS(ns, "svg"); svg.setAttribute("class", "kg"); svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    svg.setAttribute("role", "img"); svg.setAttribute("aria-label", "지식 그래프: 노드 " + graph.nodes.length + "개, 관계 " + graph.edges.length + "개");
+    const at = {{}}, rest = graph.nodes.slice(1);
+    at[graph.nodes[0].id] = [cx, cy];
+    rest.forEach((n, i) => {{ const a = 2 * Math.PI * i / rest.length - Math.PI / 2; at[n.id] = [cx + 200 * Math.cos(a), cy + 140 * Math.sin(a)]; }});
+    const add = (tag, attrs, text) => {{ const e = document.createElementNS(ns, tag); for (const k in attrs) e.setAttribute(k, attrs[k]); if (text) e.textContent = text; svg.appendChild(e); return e; }};
+    for (const e of graph.edges) {{
+      const a = at[e.source], b = at[e.target]; if (!a || !b) continue;
+      add("line", {{x1: a[0], y1: a[1], x2: b[0], y2: b[1]}});
+      add("text", {{x: (a[0] + b[0]) / 2, y: (a[1] + b[1]) / 2 - 2, "text-anchor": "middle", class: "rel"}}, e.relation || "");
+    }}
+    graph.nodes.forEach((n, i) => {{
+      const [x, y] = at[n.id];
+      const c = add("circle", {{cx: x, cy: y, r: 6, class: i === 0 ? "first" : ""}}); c.dataset.id = n.id;
+      add("text", {{x: x, y: y + 16, "text-anchor": "middle"}}, n.id + (n.name ? " " + n.name : ""));
+    }});
+    return svg;
+  }};
   const brief = (result) => {{
     if (result && typeof result === "object") {{
       const text = result.summary || result.ask || result.reason || result.status || JSON.stringify(result);
@@ -166,6 +191,7 @@ PAGE = """<!doctype html>
         if (!failed) fail("오류: 답변을 완성하지 못했습니다. 질문을 입력란에 다시 넣었습니다.");
       }} else if (event === "done") {{
         if (data.answer && answer.textContent !== data.answer) answer.textContent = data.answer;
+        if (data.kg_data && Array.isArray(data.kg_data.nodes) && data.kg_data.nodes.length) bot.appendChild(drawGraph(data.kg_data));
         if (data.failed && !failed) fail("오류: 답변을 완성하지 못했습니다. 질문을 입력란에 다시 넣었습니다.");
         bot.dataset.done = "1";
       }}

@@ -42,6 +42,19 @@ _UNSAFE = [
 ]
 
 
+def graph_of(tool_name: str, result: Any) -> dict[str, list] | None:
+    """Seed 001's `kg_data` from a `query_knowledge_graph` result: its nodes (the start, the target of a
+    path, every node reached) and edges, with Korean type and relation names, for the page's graph view."""
+    if tool_name != "query_knowledge_graph" or not isinstance(result, dict) or result.get("status") != "ok":
+        return None
+    found = [n for n in (result.get("entity"), result.get("target"), *result.get("nodes", [])) if isinstance(n, dict)]
+    nodes = list({n["id"]: {"id": n["id"], "name": n.get("name", ""), "type": n.get("type_ko") or n.get("type", "")}
+                  for n in found}.values())
+    edges = [{"source": e["source"], "target": e["target"], "relation": e.get("relation_ko") or e.get("relation", "")}
+             for e in result.get("edges", [])]
+    return {"nodes": nodes, "edges": edges} if nodes else None
+
+
 def _equipment_words() -> list[tuple[str, str]]:
     graph = load_graph()
     words = []
@@ -118,4 +131,6 @@ def build_pack() -> DomainPack:
         disclaimer=DISCLAIMER,
         disclaimer_markers=DISCLAIMER_MARKERS,
         followup_markers=FOLLOWUP_MARKERS,
+        graph_of=graph_of,
+        ids_are_public=True,  # equipment, part and alarm ids are what the staff work with
     )
