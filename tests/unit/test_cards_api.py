@@ -116,6 +116,8 @@ def test_an_edit_reaches_the_next_route_call_and_a_rollback_undoes_it(app):
     assert client.post(f"/api/tools/{target}/rollback", json={"to": 0}, headers={"If-Match": "0", **_auth()}).status_code == 409
     back = client.post(f"/api/tools/{target}/rollback", json={"to": 0}, headers={"If-Match": "1", **_auth()})
     assert back.status_code == 200 and _top1(client) == before
+    kinds = [v["kind"] for v in client.get(f"/api/tools/{target}/history").json()]
+    assert kinds == ["edit", "rollback"]  # the dashboard shows 되돌림, not 수정
     audit = [json.loads(line) for line in ops.audit_path.read_text(encoding="utf-8").splitlines()]
     assert [a["action"] for a in audit] == ["edit", "rollback"] and TOKEN not in ops.audit_path.read_text()
     assert audit[0]["version_before"] == 0 and audit[0]["version_after"] == 1 and audit[0]["diff"]

@@ -324,8 +324,11 @@ class CardStore:
         return catalog
 
     def edit(self, name: str, changes: dict[str, Any], expected_version: int, author: str | None = None,
-             message: str = "") -> Version:
-        """Save `changes` to card `name`, made against `expected_version` of that card (see `card_version`)."""
+             message: str = "", kind: str = "edit") -> Version:
+        """Save `changes` to card `name`, made against `expected_version` of that card (see `card_version`);
+        `kind` "rollback" when the changes restore an earlier version of the card (its history says so)."""
+        if kind not in ("edit", "rollback"):
+            raise ValueError(f"an edit's kind is 'edit' or 'rollback', not {kind!r}")
         self._known(name)
         with self._lock:
             versions = self._read()
@@ -342,7 +345,7 @@ class CardStore:
             self._validated({**catalog.cards, name: card})
             if card == catalog.cards[name]:
                 raise CardStoreError(f"card '{name}': the edit changes nothing; nothing saved")
-            version = Version(len(versions) + 1, _author(author), _now(), message, "edit",
+            version = Version(len(versions) + 1, _author(author), _now(), message, kind,
                               {name: card_fields(card)}, {name: current})
             self._write(versions + [version])
             return version

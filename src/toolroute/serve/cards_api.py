@@ -397,7 +397,7 @@ def card_routes(get_ops: Callable[[], CardOps]) -> APIRouter:
         with ops.lock:
             try:
                 version = ops.store.edit(name, old, expected, author=f"token:{token}",
-                                         message=body.message or f"rollback to version {body.to}")
+                                         message=body.message or f"rollback to version {body.to}", kind="rollback")
             except CardConflict as exc:
                 raise HTTPException(409, public(str(exc))) from None
             except CardStoreError as exc:
