@@ -31,7 +31,7 @@ def summarize(result: Any) -> str:
         text = "도구를 실행하지 못했습니다" if status == "error" else "단계 한도로 건너뜀"
     else:
         text = ", ".join(f"{value}" for key, value in result.items() if key != "status"
-                         and isinstance(value, (str, int, float)))[:STEP_LIMIT] or "완료"
+                         and isinstance(value, (str, int, float))) or "완료"
     return text[:STEP_LIMIT]
 
 

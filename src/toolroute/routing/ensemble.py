@@ -17,6 +17,7 @@ from toolroute.routing.base import Ranking, Retriever, WeightedQuery
 from toolroute.routing.fusion import HybridRetriever, rrf
 from toolroute.routing.learned import ClassifierRetriever
 
+
 class EnsembleRetriever(Retriever):
     """RRF of the hybrid's ranking (weight 1) and the classifier's (weight `classifier_weight`)."""
 

@@ -131,13 +131,7 @@ PAGE = """<!doctype html>
     }});
     return svg;
   }};
-  const brief = (result) => {{
-    if (result && typeof result === "object") {{
-      const text = result.summary || result.ask || result.reason || result.status || JSON.stringify(result);
-      return String(text).slice(0, 120);
-    }}
-    return String(result).slice(0, 120);
-  }};
+  const brief = (result) => String(result ?? "").slice(0, 120);  // a step's one line (the server's and seed 000's)
   document.getElementById("new").addEventListener("click", () => {{
     if (busy) return;
     forget(); log.innerHTML = ""; box.focus();
